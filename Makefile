@@ -1,0 +1,40 @@
+# svc — see README.md. `make run` starts svc; `make test` runs every test.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
+export SVC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+
+.PHONY: run build test test-deps bench fuzz lint clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/svc ./cmd/svc
+
+run: build
+	./bin/svc
+
+# Every test, with the race detector. test-deps installs what the end-to-end
+# tests need on a fresh machine (headless Chromium for the /docs page).
+test: test-deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 12m ./...
+
+test-deps:
+	@bash scripts/test-deps.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./...
+
+# Short runs of every fuzz target; FUZZTIME=5m for a longer soak.
+FUZZTIME ?= 10s
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZTIME)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

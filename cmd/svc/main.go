@@ -1,0 +1,45 @@
+// Command svc is the entity service: `svc` or `svc serve` runs it; the other
+// subcommands help operate it.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// Stamped at build time with -ldflags "-X main.version=...".
+var (
+	version   = "dev"
+	commit    = "unknown"
+	buildDate = "unknown"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+		args = args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve()
+	case "version", "--version", "-v":
+		fmt.Printf("svc version %s (commit %s, built %s)\n", version, commit, buildDate)
+		return 0
+	case "help", "--help", "-h":
+		return helpCmd(args, os.Stdout)
+	case "health":
+		return health()
+	case "init":
+		return initCmd(args)
+	case "migrate":
+		return migrate()
+	default:
+		fmt.Fprintf(os.Stderr, "svc: unknown command %q; try `svc help cli`\n", cmd)
+		return 2
+	}
+}

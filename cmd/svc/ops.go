@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"svc/config"
+	"svc/help"
+)
+
+// helpCmd renders a topic (or the topic list) to the terminal.
+func helpCmd(args []string, w io.Writer) int {
+	tree := help.Default()
+	if len(args) == 0 {
+		fmt.Fprintln(w, "svc help topics:")
+		for _, t := range tree.Topics {
+			fmt.Fprintf(w, "  %-28s %s\n", t.Topic, t.Tagline)
+		}
+		return 0
+	}
+	name := strings.Join(args, ".")
+	t, ok := tree.Get(name)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "svc help: no such topic %q; `svc help` lists them\n", name)
+		return 1
+	}
+	fmt.Fprintf(w, "%s\n\n%s\n", t.Title, t.Body)
+	if len(t.SeeAlso) > 0 {
+		fmt.Fprintf(w, "\nSee also: %s\n", strings.Join(t.SeeAlso, ", "))
+	}
+	return 0
+}
+
+// health probes the admin listener's /readyz on loopback.
+func health() int {
+	port := os.Getenv("SVC_ADMIN_PORT")
+	if port == "" {
+		port = "9091"
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://127.0.0.1:" + port + "/readyz")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc health: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "svc health: /readyz returned %d\n", resp.StatusCode)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// initCmd writes the user config file with every variable commented out at
+// its default. It never overwrites an existing file.
+func initCmd(args []string) int {
+	path := config.UserConfigFile()
+	if len(args) > 0 && args[0] != "" {
+		fmt.Fprintf(os.Stderr, "svc init: takes no arguments\n")
+		return 2
+	}
+	if path == "" {
+		fmt.Fprintln(os.Stderr, "svc init: no home directory to write the user config file to")
+		return 1
+	}
+	if _, err := os.Stat(path); err == nil {
+		fmt.Printf("config already exists at %s; left unchanged\n", path)
+		return 0
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		fmt.Fprintf(os.Stderr, "svc init: %v\n", err)
+		return 1
+	}
+	if err := os.WriteFile(path, []byte(config.Template()), 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "svc init: %v\n", err)
+		return 1
+	}
+	fmt.Printf("wrote config to %s\n", path)
+	return 0
+}
+
+// migrate applies storage migrations; the memory backend has none.
+func migrate() int {
+	cfg, err := config.Load(config.Source{Getenv: os.LookupEnv})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: configuration: %v\n", err)
+		return 1
+	}
+	if cfg.StorageBackend == "memory" {
+		fmt.Println("storage backend is memory: no migrations to apply")
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "svc migrate: the postgres backend is not built yet")
+	return 1
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"svc/config"
+	"svc/fast"
+	"svc/help"
+)
+
+func serve() int {
+	cfg, err := config.Load(config.OSSource())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: configuration: %v\n", err)
+		return 1
+	}
+	log := newLogger(cfg, os.Stdout)
+	srv, err := fast.New(cfg, fast.Deps{
+		Help:    help.Default().WithVersion(version),
+		Version: version,
+		Log:     log,
+		Ready:   func() bool { return true },
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	signal.Ignore(syscall.SIGPIPE)
+
+	// A second signal during the drain forces exit.
+	go func() {
+		<-ctx.Done()
+		stop()
+		hard := make(chan os.Signal, 1)
+		signal.Notify(hard, os.Interrupt, syscall.SIGTERM)
+		<-hard
+		fmt.Fprintln(os.Stderr, "svc: hard exit forced by second signal")
+		os.Exit(2)
+	}()
+
+	err = srv.Serve(ctx, func(api, admin net.Addr) {
+		if !cfg.SuppressBanner {
+			printBanner(os.Stderr, cfg, api, admin)
+		}
+		log.Info("listening", "api", api.String(), "admin", admin.String())
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	log.Info("shutdown complete")
+	return 0
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
+	ctxPath := cfg.ContextPath
+	if ctxPath == "" {
+		ctxPath = "(root)"
+	}
+	fmt.Fprintf(w, "svc %s (%s) built %s\n", version, commit, buildDate)
+	fmt.Fprintf(w, "  HTTP %s | admin %s | gRPC :%d | context path %s | IAM %s | storage %s\n",
+		api, admin, cfg.GRPCPort, ctxPath, cfg.IAMMode, cfg.StorageBackend)
+	if cfg.IAMMode == "mock" {
+		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")
+		fmt.Fprintln(w, "  Do not expose this instance to untrusted networks; set SVC_IAM_MODE=jwt for real auth.")
+	}
+}

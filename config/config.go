@@ -1,0 +1,139 @@
+// Package config holds svc's configuration: one typed struct, loaded once at
+// start from the environment and .env files (spec 8.1), then validated.
+package config
+
+import "time"
+
+// Config is every SVC_* setting. Fields are filled by Load from the variable
+// table in vars.go; nothing else reads the environment.
+type Config struct {
+	// Server
+	ContextPath           string
+	HTTPPort              int
+	HTTPIdleTimeout       time.Duration
+	HTTPReadHeaderTimeout time.Duration
+	HTTPReadTimeout       time.Duration
+	HTTPWriteTimeout      time.Duration
+	LogLevel              string
+	ErrorResponseMode     string
+	ModelCacheLease       time.Duration
+	Profiles              []string
+	StartupTimeout        time.Duration
+	StorageBackend        string
+	SuppressBanner        bool
+	MaxStateVisits        int
+	StatsGroupMax         int
+	TLSCertFile           string
+	TLSKeyFile            string
+
+	// Admin listener and telemetry
+	AdminBindAddress   string
+	AdminPort          int
+	MetricsBearer      string
+	MetricsRequireAuth bool
+	OTelEnabled        bool
+
+	// CORS
+	CORSEnabled        bool
+	CORSAllowedOrigins []string
+
+	// gRPC and compute members
+	GRPCPort            int
+	KeepaliveInterval   int
+	KeepaliveTimeout    int
+	ComputeGRPCEndpoint string
+	ComputeHTTPBase     string
+	ComputeToken        string
+
+	// Search
+	SearchAsyncWorkers         int
+	SearchAsyncQueue           int
+	SearchAsyncMaxPerTenant    int
+	SearchJobHeartbeatInterval time.Duration
+	SearchJobMaxAttempts       int
+	SearchJobStaleAfter        time.Duration
+	SearchReapInterval         time.Duration
+	SearchSnapshotTTL          time.Duration
+	SearchMaxSortKeys          int
+
+	// Scheduler
+	SchedulerEnabled           bool
+	SchedulerScanInterval      time.Duration
+	SchedulerBatchSize         int
+	SchedulerDistribution      string
+	SchedulerCoordinator       string
+	SchedulerRedispatchBackoff time.Duration
+	SchedulerExpiryGrace       time.Duration
+
+	// Cluster
+	ClusterEnabled         bool
+	NodeID                 string
+	NodeAddr               string
+	GRPCNodeAddr           string
+	GossipAddr             string
+	GossipStabilityWindow  time.Duration
+	SeedNodes              []string
+	HMACSecret             string
+	ProxyTimeout           time.Duration
+	DispatchWaitTimeout    time.Duration
+	DispatchForwardTimeout time.Duration
+	TxTokenTTL             time.Duration
+
+	// Database
+	PostgresURL                    string
+	PostgresAcquireTimeout         time.Duration
+	PostgresAutoMigrate            bool
+	PostgresIdleInTxTimeout        time.Duration
+	PostgresMaxConns               int
+	PostgresMinConns               int
+	PostgresMaxConnIdleTime        time.Duration
+	PostgresMigrateLockTimeout     time.Duration
+	PostgresSearchStatementTimeout time.Duration
+	PostgresStatementTimeout       time.Duration
+	SchemaExtendMaxRetries         int
+	SchemaSavepointInterval        int
+
+	// Authentication
+	IAMMode                       string
+	RequireJWT                    bool
+	MockKind                      string
+	MockRoles                     []string
+	JWTSigningKey                 string
+	JWTIssuer                     string
+	JWTAudience                   string
+	JWTExpirySeconds              int
+	JWTBootstrapAudience          string
+	BootstrapClientID             string
+	BootstrapClientSecret         string
+	BootstrapRoles                []string
+	BootstrapTenantID             string
+	BootstrapUserID               string
+	KeypairDefaultValidityDays    int
+	M2MAdminRoleEnabled           bool
+	TrustedKeyRegistrationEnabled bool
+	TrustedKeyMaxJWKProperties    int
+	TrustedKeyMaxPerTenant        int
+	TrustedKeyMaxValidityDays     int
+	OIDCRolesClaim                string
+	OIDCRequireHTTPS              bool
+	OIDCAllowPrivateNetworks      bool
+	OIDCConnectTimeoutMS          int
+	OIDCConnectionRequestTimeout  int
+	OIDCSocketTimeoutMS           int
+	AuthCacheReconcileInterval    time.Duration
+
+	// Sources records which files contributed values, for the startup log.
+	Sources []string
+}
+
+// Defaults returns the configuration with every default applied and no
+// environment read; tests start from it.
+func Defaults() *Config {
+	c := &Config{}
+	for _, v := range Vars(c) {
+		if err := v.set(v.Default); err != nil {
+			panic("config: bad default for " + v.Name + ": " + err.Error())
+		}
+	}
+	return c
+}

@@ -1,0 +1,150 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/joho/godotenv"
+)
+
+// Error is a configuration problem: the variable and why it is refused. The
+// CLI prints it on one line and exits 1.
+type Error struct {
+	Var    string
+	Reason string
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Reason }
+
+func errf(name, format string, a ...any) *Error {
+	return &Error{Var: name, Reason: fmt.Sprintf(format, a...)}
+}
+
+// Source says where configuration comes from. OSSource is the real one;
+// tests build their own.
+type Source struct {
+	// Getenv looks a variable up in the process environment; ok reports
+	// whether it is set at all (an empty value still counts as set).
+	Getenv func(name string) (value string, ok bool)
+	// WorkDir holds .env and .env.{profile}.
+	WorkDir string
+	// UserFile and SystemFile are the user and system config files; empty
+	// skips them.
+	UserFile   string
+	SystemFile string
+}
+
+// OSSource reads the process environment, the working directory,
+// ~/.config/svc/svc.env (or $XDG_CONFIG_HOME/svc/svc.env) and /etc/svc/svc.env.
+func OSSource() Source {
+	wd, _ := os.Getwd()
+	return Source{Getenv: os.LookupEnv, WorkDir: wd, UserFile: UserConfigFile(), SystemFile: "/etc/svc/svc.env"}
+}
+
+// UserConfigFile is where `svc init` writes and the loader reads the user's
+// configuration; empty when there is no home directory.
+func UserConfigFile() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "svc", "svc.env")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config", "svc", "svc.env")
+}
+
+// Load builds the configuration. Precedence, highest first: the process
+// environment, .env.{profile} for each SVC_PROFILES entry (later wins), .env
+// in the working directory, the user file, the system file, the defaults.
+func Load(src Source) (*Config, error) {
+	files, sources, err := readFiles(src)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(name string) (string, bool) {
+		if v, ok := src.Getenv(name); ok {
+			return v, true
+		}
+		v, ok := files[name]
+		return v, ok
+	}
+
+	c := &Config{Sources: sources}
+	explicit := map[string]bool{}
+	for _, v := range Vars(c) {
+		raw, ok := lookup(v.Name)
+		if v.File {
+			if path, fok := lookup(v.Name + "_FILE"); fok && path != "" {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil, errf(v.Name+"_FILE", "cannot read %q: %v", path, unwrapPathErr(err))
+				}
+				raw = strings.TrimRight(string(b), " \t\r\n")
+				ok = raw != ""
+			}
+		}
+		if ok && (v.Kind == String || v.Kind == CSV || strings.TrimSpace(raw) != "") {
+			explicit[v.Name] = true
+		} else {
+			raw = v.Default
+		}
+		if err := v.set(raw); err != nil {
+			return nil, errf(v.Name, "%s", err.Error())
+		}
+	}
+	if err := c.normalize(explicit); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// readFiles merges the .env files, lowest precedence first, so later files
+// overwrite earlier ones. SVC_PROFILES comes from the process environment
+// only: a profile cannot choose which files load.
+func readFiles(src Source) (map[string]string, []string, error) {
+	merged := map[string]string{}
+	var used []string
+	paths := []string{src.SystemFile, src.UserFile}
+	if src.WorkDir != "" {
+		paths = append(paths, filepath.Join(src.WorkDir, ".env"))
+		profiles, _ := src.Getenv("SVC_PROFILES")
+		for _, p := range splitCSV(profiles, false) {
+			if strings.ContainsAny(p, `/\`) || strings.Contains(p, "..") {
+				return nil, nil, errf("SVC_PROFILES", "invalid profile name %q", p)
+			}
+			paths = append(paths, filepath.Join(src.WorkDir, ".env."+p))
+		}
+	}
+	for _, path := range paths {
+		if path == "" {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			continue // a missing file is not an error
+		}
+		vals, err := godotenv.Parse(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, &Error{Var: path, Reason: "cannot parse: " + err.Error()}
+		}
+		for k, v := range vals {
+			merged[k] = v
+		}
+		used = append(used, path)
+	}
+	return merged, used, nil
+}

@@ -1,0 +1,271 @@
+package config
+
+import (
+	"encoding/hex"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// normalize applies the documented clamps and derived defaults before
+// validation.
+func (c *Config) normalize(explicit map[string]bool) error {
+	c.ContextPath = strings.TrimRight(c.ContextPath, "/")
+	if c.StatsGroupMax <= 0 {
+		c.StatsGroupMax = 10000
+	}
+	if c.SearchMaxSortKeys <= 0 {
+		c.SearchMaxSortKeys = 16
+	}
+	if c.SchemaSavepointInterval < 1 {
+		c.SchemaSavepointInterval = 64
+	}
+	if c.SchemaExtendMaxRetries < 1 {
+		c.SchemaExtendMaxRetries = 8
+	}
+	if !explicit["SVC_SEARCH_ASYNC_MAX_PER_TENANT"] {
+		c.SearchAsyncMaxPerTenant = c.SearchAsyncWorkers // the cap tracks the pool
+	}
+	if len(c.MockRoles) == 0 {
+		c.MockRoles = []string{"ROLE_ADMIN", "ROLE_M2M"}
+	}
+	if c.LogLevel == "warning" {
+		c.LogLevel = "warn"
+	}
+	if !c.ClusterEnabled {
+		c.SchedulerDistribution = "self"
+	}
+	return nil
+}
+
+// Validate enforces every cross-field rule. The first failure is returned
+// as an *Error naming the variable.
+func (c *Config) Validate() error {
+	checks := []func() *Error{
+		c.validateServer, c.validateAuth, c.validateCORS, c.validateSearch,
+		c.validateScheduler, c.validateCluster, c.validateDatabase, c.validateAdmin,
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func port(name string, p int) *Error {
+	if p < 1 || p > 65535 {
+		return errf(name, "must be a port between 1 and 65535, got %d", p)
+	}
+	return nil
+}
+
+func oneOf(name, v string, allowed ...string) *Error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return errf(name, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
+}
+
+func (c *Config) validateServer() *Error {
+	if c.ContextPath != "" && !strings.HasPrefix(c.ContextPath, "/") {
+		return errf("SVC_CONTEXT_PATH", "must start with / or be empty, got %q", c.ContextPath)
+	}
+	if strings.ContainsAny(c.ContextPath, "{}?#* ") {
+		return errf("SVC_CONTEXT_PATH", "must be a plain path, got %q", c.ContextPath)
+	}
+	for _, p := range []struct {
+		n string
+		v int
+	}{{"SVC_HTTP_PORT", c.HTTPPort}, {"SVC_ADMIN_PORT", c.AdminPort}, {"SVC_GRPC_PORT", c.GRPCPort}} {
+		if err := port(p.n, p.v); err != nil {
+			return err
+		}
+	}
+	if c.HTTPPort == c.AdminPort {
+		return errf("SVC_ADMIN_PORT", "must differ from SVC_HTTP_PORT (%d)", c.HTTPPort)
+	}
+	if err := oneOf("SVC_LOG_LEVEL", c.LogLevel, "debug", "info", "warn", "error"); err != nil {
+		return err
+	}
+	if err := oneOf("SVC_ERROR_RESPONSE_MODE", c.ErrorResponseMode, "sanitized", "verbose"); err != nil {
+		return err
+	}
+	if err := oneOf("SVC_STORAGE_BACKEND", c.StorageBackend, "memory", "postgres"); err != nil {
+		return err
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return errf("SVC_TLS_CERT_FILE", "SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE must be set together")
+	}
+	if c.MaxStateVisits < 1 {
+		return errf("SVC_MAX_STATE_VISITS", "must be at least 1, got %d", c.MaxStateVisits)
+	}
+	if c.StartupTimeout <= 0 {
+		return errf("SVC_STARTUP_TIMEOUT", "must be above 0")
+	}
+	return nil
+}
+
+func (c *Config) validateAuth() *Error {
+	if err := oneOf("SVC_IAM_MODE", c.IAMMode, "mock", "jwt"); err != nil {
+		return err
+	}
+	if c.RequireJWT && c.IAMMode != "jwt" {
+		return errf("SVC_REQUIRE_JWT", "is true but SVC_IAM_MODE is %q; set SVC_IAM_MODE=jwt", c.IAMMode)
+	}
+	if c.RequireJWT && c.JWTSigningKey == "" {
+		return errf("SVC_REQUIRE_JWT", "is true but SVC_JWT_SIGNING_KEY (or _FILE) is empty")
+	}
+	if c.IAMMode == "jwt" && c.JWTSigningKey == "" {
+		return errf("SVC_JWT_SIGNING_KEY", "is required when SVC_IAM_MODE is jwt")
+	}
+	if err := oneOf("SVC_IAM_MOCK_KIND", c.MockKind, "user", "service", "system"); err != nil {
+		return err
+	}
+	if err := oneOf("SVC_JWT_BOOTSTRAP_AUDIENCE", c.JWTBootstrapAudience, "client", "human"); err != nil {
+		return err
+	}
+	if c.JWTExpirySeconds < 1 {
+		return errf("SVC_JWT_EXPIRY_SECONDS", "must be at least 1, got %d", c.JWTExpirySeconds)
+	}
+	if c.BootstrapClientID != "" && c.BootstrapClientSecret == "" {
+		return errf("SVC_BOOTSTRAP_CLIENT_SECRET", "is required when SVC_BOOTSTRAP_CLIENT_ID is set")
+	}
+	if c.IAMMode == "jwt" && c.BootstrapClientSecret != "" && c.BootstrapClientID == "" {
+		return errf("SVC_BOOTSTRAP_CLIENT_ID", "is required when SVC_BOOTSTRAP_CLIENT_SECRET is set")
+	}
+	positive := []struct {
+		n string
+		v int
+	}{
+		{"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS", c.KeypairDefaultValidityDays},
+		{"SVC_IAM_TRUSTED_KEY_MAX_JWK_PROPERTIES", c.TrustedKeyMaxJWKProperties},
+		{"SVC_IAM_TRUSTED_KEY_MAX_VALIDITY_DAYS", c.TrustedKeyMaxValidityDays},
+		{"SVC_OIDC_CONNECT_TIMEOUT_MS", c.OIDCConnectTimeoutMS},
+		{"SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS", c.OIDCConnectionRequestTimeout},
+		{"SVC_OIDC_SOCKET_TIMEOUT_MS", c.OIDCSocketTimeoutMS},
+	}
+	for _, p := range positive {
+		if p.v < 1 {
+			return errf(p.n, "must be at least 1, got %d", p.v)
+		}
+	}
+	if c.TrustedKeyMaxPerTenant < 0 {
+		return errf("SVC_IAM_TRUSTED_KEY_MAX_PER_TENANT", "must be 0 (unbounded) or more, got %d", c.TrustedKeyMaxPerTenant)
+	}
+	if c.AuthCacheReconcileInterval <= 0 {
+		return errf("SVC_AUTH_CACHE_RECONCILE_INTERVAL", "must be above 0")
+	}
+	if strings.TrimSpace(c.OIDCRolesClaim) == "" {
+		return errf("SVC_OIDC_ROLES_CLAIM", "must not be empty")
+	}
+	return nil
+}
+
+func (c *Config) validateSearch() *Error {
+	if c.SearchAsyncWorkers < 1 {
+		return errf("SVC_SEARCH_ASYNC_WORKERS", "must be at least 1, got %d", c.SearchAsyncWorkers)
+	}
+	if c.SearchAsyncQueue < 0 {
+		return errf("SVC_SEARCH_ASYNC_QUEUE", "must be at least 0, got %d", c.SearchAsyncQueue)
+	}
+	if c.SearchAsyncMaxPerTenant < 0 {
+		return errf("SVC_SEARCH_ASYNC_MAX_PER_TENANT", "must be at least 0, got %d", c.SearchAsyncMaxPerTenant)
+	}
+	if c.SearchJobHeartbeatInterval <= 0 {
+		return errf("SVC_SEARCH_JOB_HEARTBEAT_INTERVAL", "must be above 0")
+	}
+	if c.SearchJobMaxAttempts < 1 {
+		return errf("SVC_SEARCH_JOB_MAX_ATTEMPTS", "must be at least 1, got %d", c.SearchJobMaxAttempts)
+	}
+	if c.SearchJobStaleAfter < 4*c.SearchJobHeartbeatInterval {
+		return errf("SVC_SEARCH_JOB_STALE_AFTER", "must be at least 4 times SVC_SEARCH_JOB_HEARTBEAT_INTERVAL (%s), got %s",
+			4*c.SearchJobHeartbeatInterval, c.SearchJobStaleAfter)
+	}
+	if c.SearchReapInterval <= 0 {
+		return errf("SVC_SEARCH_REAP_INTERVAL", "must be above 0")
+	}
+	if c.SearchSnapshotTTL <= 0 {
+		return errf("SVC_SEARCH_SNAPSHOT_TTL", "must be above 0")
+	}
+	return nil
+}
+
+func (c *Config) validateScheduler() *Error {
+	if c.SchedulerScanInterval <= 0 {
+		return errf("SVC_SCHEDULER_SCAN_INTERVAL", "must be above 0")
+	}
+	if c.SchedulerBatchSize < 1 {
+		return errf("SVC_SCHEDULER_BATCH_SIZE", "must be at least 1, got %d", c.SchedulerBatchSize)
+	}
+	if err := oneOf("SVC_SCHEDULER_DISTRIBUTION", c.SchedulerDistribution, "round-robin", "self"); err != nil {
+		return err
+	}
+	return oneOf("SVC_SCHEDULER_COORDINATOR", c.SchedulerCoordinator, "lowest-node-id")
+}
+
+func (c *Config) validateCluster() *Error {
+	if c.KeepaliveInterval < 1 {
+		return errf("SVC_KEEPALIVE_INTERVAL", "must be at least 1 second, got %d", c.KeepaliveInterval)
+	}
+	if c.KeepaliveTimeout < c.KeepaliveInterval {
+		return errf("SVC_KEEPALIVE_TIMEOUT", "must be at least SVC_KEEPALIVE_INTERVAL (%d), got %d", c.KeepaliveInterval, c.KeepaliveTimeout)
+	}
+	if c.TxTokenTTL < c.DispatchForwardTimeout {
+		return errf("SVC_TX_TOKEN_TTL", "must be at least SVC_DISPATCH_FORWARD_TIMEOUT (%s), got %s", c.DispatchForwardTimeout, c.TxTokenTTL)
+	}
+	if !c.ClusterEnabled {
+		return nil
+	}
+	if c.NodeID == "" {
+		return errf("SVC_NODE_ID", "is required when SVC_CLUSTER_ENABLED is true")
+	}
+	if c.HMACSecret == "" {
+		return errf("SVC_HMAC_SECRET", "is required when SVC_CLUSTER_ENABLED is true")
+	}
+	secret, err := hex.DecodeString(c.HMACSecret)
+	if err != nil || len(secret) != 32 {
+		return errf("SVC_HMAC_SECRET", "must be 64 hex characters (32 bytes)")
+	}
+	if c.StorageBackend != "postgres" {
+		return errf("SVC_CLUSTER_ENABLED", "clustering needs SVC_STORAGE_BACKEND=postgres, got %q", c.StorageBackend)
+	}
+	if u, err := url.Parse(c.NodeAddr); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errf("SVC_NODE_ADDR", "must be an http:// or https:// URL, got %q", c.NodeAddr)
+	}
+	host, p, err := net.SplitHostPort(c.GossipAddr)
+	_ = host
+	if err != nil {
+		return errf("SVC_GOSSIP_ADDR", "must be [host]:port, got %q", c.GossipAddr)
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return errf("SVC_GOSSIP_ADDR", "port must be between 1 and 65535, got %q", p)
+	}
+	return nil
+}
+
+func (c *Config) validateDatabase() *Error {
+	if c.StorageBackend == "postgres" && c.PostgresURL == "" {
+		return errf("SVC_POSTGRES_URL", "is required when SVC_STORAGE_BACKEND is postgres")
+	}
+	if c.PostgresMaxConns < 1 {
+		return errf("SVC_POSTGRES_MAX_CONNS", "must be at least 1, got %d", c.PostgresMaxConns)
+	}
+	if c.PostgresMinConns < 0 || c.PostgresMinConns > c.PostgresMaxConns {
+		return errf("SVC_POSTGRES_MIN_CONNS", "must be between 0 and SVC_POSTGRES_MAX_CONNS (%d), got %d", c.PostgresMaxConns, c.PostgresMinConns)
+	}
+	return nil
+}
+
+func (c *Config) validateAdmin() *Error {
+	if c.MetricsRequireAuth && c.MetricsBearer == "" {
+		return errf("SVC_METRICS_BEARER", "(or _FILE) is required when SVC_METRICS_REQUIRE_AUTH=true")
+	}
+	if net.ParseIP(c.AdminBindAddress) == nil && c.AdminBindAddress != "localhost" {
+		return errf("SVC_ADMIN_BIND_ADDRESS", "must be an IP address or localhost, got %q", c.AdminBindAddress)
+	}
+	return nil
+}

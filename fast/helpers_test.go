@@ -1,0 +1,7 @@
+package fast
+
+import "context"
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}

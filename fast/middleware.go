@@ -1,0 +1,118 @@
+package fast
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"svc/iam"
+)
+
+const (
+	hdrRequestID = "X-Request-ID"
+	// principalKey is the user-value key of the request's principal.
+	principalKey = "svc.principal"
+)
+
+func initRequestIDPrefix(p *[8]byte) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	hex.Encode(p[:], b[:])
+}
+
+// withRequestID echoes a sane incoming X-Request-ID or mints one from a
+// per-process prefix and a counter, without allocating.
+func (s *Server) withRequestID(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		next(ctx)
+		s.stampRequestID(ctx)
+	}
+}
+
+func (s *Server) stampRequestID(ctx *fasthttp.RequestCtx) {
+	if in := ctx.Request.Header.Peek(hdrRequestID); validRequestID(in) {
+		ctx.Response.Header.SetBytesV(hdrRequestID, in)
+		return
+	}
+	var buf [32]byte
+	b := append(buf[:0], s.reqPfx[:]...)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, s.reqSeq.Add(1), 10)
+	ctx.Response.Header.SetBytesV(hdrRequestID, b)
+}
+
+func validRequestID(b []byte) bool {
+	if len(b) == 0 || len(b) > 128 {
+		return false
+	}
+	for _, c := range b {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// recovered turns a handler panic into 500 SERVER_ERROR with a ticket; the
+// stack goes to the log under that ticket, never to the client.
+func (s *Server) recovered(ctx *fasthttp.RequestCtx, v any) {
+	p := &Problem{Status: 500, Code: "SERVER_ERROR", Message: "internal error",
+		Internal: fmt.Errorf("panic: %v\n%s", v, debug.Stack())}
+	s.writeProblem(ctx, p)
+}
+
+// authorize resolves the principal and enforces the route's access level.
+// Every authentication failure yields the same 401 body.
+func (s *Server) authorize(access Access, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	if access == Public {
+		return next
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		p, err := s.deps.Auth.Authenticate(ctx)
+		if err != nil || p == nil {
+			s.writeProblem(ctx, NewProblem(401, "UNAUTHORIZED", "authentication failed"))
+			return
+		}
+		if access == Admin && !p.HasRole(iam.RoleAdmin) {
+			s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "admin role required"))
+			return
+		}
+		ctx.SetUserValue(principalKey, p)
+		next(ctx)
+	}
+}
+
+// PrincipalOf returns the principal authorize stored on ctx.
+func PrincipalOf(ctx *fasthttp.RequestCtx) *iam.Principal {
+	p, _ := ctx.UserValue(principalKey).(*iam.Principal)
+	return p
+}
+
+func (s *Server) notImplemented(ctx *fasthttp.RequestCtx) {
+	s.writeProblem(ctx, NewProblem(501, "NOT_IMPLEMENTED", "this operation is not implemented yet"))
+}
+
+func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
+	s.writeProblem(ctx, NewProblem(404, "NOT_FOUND", "no route for "+string(ctx.Method())+" "+string(ctx.Path())))
+}
+
+func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
+	allow := string(ctx.Response.Header.Peek("Allow"))
+	s.writeProblem(ctx, NewProblem(405, "METHOD_NOT_ALLOWED", "method "+string(ctx.Method())+" is not allowed here; allowed: "+allow))
+	ctx.Response.Header.Set("Allow", allow)
+}
+
+// health is {ctx}/health: UP unless the server is draining.
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
+	ctx.SetContentType("application/json")
+	if s.draining.Load() || (s.deps.Ready != nil && !s.deps.Ready()) {
+		ctx.SetStatusCode(503)
+		ctx.SetBodyString(`{"status":"DOWN"}`)
+		return
+	}
+	ctx.SetBodyString(`{"status":"UP"}`)
+}

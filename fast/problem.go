@@ -1,0 +1,145 @@
+package fast
+
+import (
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+)
+
+// Problem is an RFC 9457 problem detail in the envelope of spec 7.1.
+// Props holds error-specific members of `properties`; errorCode and
+// retryable are written from Code and Retryable.
+type Problem struct {
+	Status    int
+	Code      string
+	Message   string
+	Retryable bool
+	Props     []Prop
+	// Internal is the cause of a 5xx; shown only in verbose mode.
+	Internal error
+}
+
+// Prop is one error-specific member of `properties`. Value is written as JSON
+// when Raw is set, as a JSON string otherwise.
+type Prop struct {
+	Key   string
+	Value string
+	Raw   bool
+}
+
+// StrProp and RawProp build properties without a map round trip.
+func StrProp(k, v string) Prop { return Prop{Key: k, Value: v} }
+func RawProp(k, v string) Prop { return Prop{Key: k, Value: v, Raw: true} }
+func IntProp(k string, v int64) Prop {
+	return Prop{Key: k, Value: strconv.FormatInt(v, 10), Raw: true}
+}
+
+// NewProblem is the usual constructor for a 4xx problem.
+func NewProblem(status int, code, msg string, props ...Prop) *Problem {
+	return &Problem{Status: status, Code: code, Message: msg, Props: props}
+}
+
+func (p *Problem) Error() string { return p.Code + ": " + p.Message }
+
+// writeProblem renders p as application/problem+json. instance is the request
+// path without the context path (DECISIONS: API surface).
+func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
+	ctx.Response.Reset()
+	s.stampRequestID(ctx)
+	ctx.SetStatusCode(p.Status)
+	ctx.SetContentType("application/problem+json")
+	b := make([]byte, 0, 256)
+	b = append(b, `{"type":"about:blank","title":`...)
+	b = appendJSONString(b, fasthttp.StatusMessage(p.Status))
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(p.Status), 10)
+	detail := p.Code + ": " + p.Message
+	var ticket string
+	if p.Status >= 500 {
+		ticket = uuid.NewString()
+		if s.cfg.ErrorResponseMode == "verbose" && p.Internal != nil {
+			detail = p.Code + ": " + p.Internal.Error()
+		} else if p.Code == "SERVER_ERROR" {
+			detail = "SERVER_ERROR: internal error [ticket: " + ticket + "]"
+		}
+		if p.Internal != nil {
+			s.log.Error("request failed", "ticket", ticket, "path", string(ctx.Path()), "err", p.Internal)
+		}
+	}
+	b = append(b, `,"detail":`...)
+	b = appendJSONString(b, detail)
+	b = append(b, `,"instance":`...)
+	b = appendJSONString(b, s.instancePath(ctx))
+	if ticket != "" {
+		b = append(b, `,"ticket":`...)
+		b = appendJSONString(b, ticket)
+	}
+	b = append(b, `,"properties":{"errorCode":`...)
+	b = appendJSONString(b, p.Code)
+	if p.Status >= 400 && p.Status < 500 || p.Retryable {
+		if p.Retryable {
+			b = append(b, `,"retryable":true`...)
+		} else {
+			b = append(b, `,"retryable":false`...)
+		}
+	}
+	for _, pr := range p.Props {
+		b = append(b, ',')
+		b = appendJSONString(b, pr.Key)
+		b = append(b, ':')
+		if pr.Raw {
+			b = append(b, pr.Value...)
+		} else {
+			b = appendJSONString(b, pr.Value)
+		}
+	}
+	b = append(b, "}}"...)
+	ctx.SetBody(b)
+}
+
+// instancePath strips the context path from the request path.
+func (s *Server) instancePath(ctx *fasthttp.RequestCtx) string {
+	p := string(ctx.Path())
+	if cp := s.cfg.ContextPath; cp != "" && len(p) >= len(cp) && p[:len(cp)] == cp &&
+		(len(p) == len(cp) || p[len(cp)] == '/') {
+		p = p[len(cp):]
+		if p == "" {
+			p = "/"
+		}
+	}
+	return p
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal, escaping as
+// encoding/json does for the characters that matter in HTML contexts.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

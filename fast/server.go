@@ -1,0 +1,217 @@
+// Package fast is svc's HTTP layer: router, middleware, one handler file per
+// API area, the OpenAPI document and the docs page.
+package fast
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"svc/config"
+	"svc/help"
+	"svc/iam"
+)
+
+// Authenticator resolves the principal of a request. Mock mode returns a
+// fixed principal; jwt mode verifies the bearer token. A nil principal with
+// a nil error never happens.
+type Authenticator interface {
+	Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error)
+}
+
+// MockAuth is the authenticator of SVC_IAM_MODE=mock.
+type MockAuth struct{ P *iam.Principal }
+
+func (m MockAuth) Authenticate(*fasthttp.RequestCtx) (*iam.Principal, error) { return m.P, nil }
+
+// Deps are the domain services the HTTP layer serves. Nil members leave
+// their areas answering 501.
+type Deps struct {
+	Auth    Authenticator
+	Help    *help.Tree
+	Version string
+	// Ready reports whether storage is up, for /readyz.
+	Ready func() bool
+	Log   *slog.Logger
+}
+
+// Server is the main API listener plus the admin listener.
+type Server struct {
+	cfg     *config.Config
+	deps    Deps
+	log     *slog.Logger
+	routes  []Route
+	handler fasthttp.RequestHandler
+	openapi *openAPIDoc
+	metrics *httpMetrics
+	reqSeq  atomic.Uint64
+	reqPfx  [8]byte
+
+	api      *fasthttp.Server
+	admin    *fasthttp.Server
+	draining atomic.Bool
+}
+
+// New wires the router and middleware. It does not listen.
+func New(cfg *config.Config, deps Deps) (*Server, error) {
+	if deps.Auth == nil {
+		deps.Auth = MockAuth{P: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
+	}
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	if deps.Help == nil {
+		deps.Help = help.Default()
+	}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
+	initRequestIDPrefix(&s.reqPfx)
+	s.routes = apiRoutes()
+	doc, err := buildOpenAPI(s.routes)
+	if err != nil {
+		return nil, fmt.Errorf("building the OpenAPI document: %w", err)
+	}
+	s.openapi = doc
+
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.HandleOPTIONS = false
+	r.SaveMatchedRoutePath = false
+	r.NotFound = s.instrument("unmatched", s.notFound)
+	r.MethodNotAllowed = s.instrument("unmatched", s.methodNotAllowed)
+	r.PanicHandler = s.recovered
+
+	cp := cfg.ContextPath
+	for i := range s.routes {
+		rt := &s.routes[i]
+		h := rt.Handler
+		if h == nil {
+			h = s.notImplemented
+		}
+		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, h)))
+	}
+	// Served outside the wire contract (api-surface.md 1.3).
+	r.GET("/openapi.json", s.instrument("/openapi.json", s.serveOpenAPI))
+	r.GET("/docs", s.instrument("/docs", s.serveDocs))
+	r.GET("/docs/{asset}", s.instrument("/docs/{asset}", s.serveDocsAsset))
+	r.GET(cp+"/help", s.instrument("/help", s.helpIndex))
+	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
+	r.GET(cp+"/health", s.instrument("/health", s.health))
+
+	s.handler = s.withRequestID(s.withCORS(r.Handler))
+	return s, nil
+}
+
+// Handler is the full middleware chain, for tests and benchmarks that drive
+// the server without a socket.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handler }
+
+// Routes returns the API route table.
+func (s *Server) Routes() []Route { return s.routes }
+
+func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Server {
+	c := s.cfg
+	header := c.HTTPReadHeaderTimeout
+	if header == 0 {
+		header = c.HTTPReadTimeout
+	}
+	idle := c.HTTPIdleTimeout
+	if idle == 0 {
+		idle = c.HTTPReadTimeout
+	}
+	srv := &fasthttp.Server{
+		Handler:                       h,
+		Name:                          "svc",
+		ReadTimeout:                   header,
+		WriteTimeout:                  c.HTTPWriteTimeout,
+		IdleTimeout:                   idle,
+		MaxRequestBodySize:            MaxBodyBytes,
+		NoDefaultServerHeader:         true,
+		NoDefaultDate:                 false,
+		DisableHeaderNamesNormalizing: false,
+		CloseOnShutdown:               true,
+		Logger:                        slogPrinter{s.log.With("listener", name)},
+	}
+	// The whole-request read budget starts once headers are in; fasthttp
+	// applies it to the body read.
+	if c.HTTPReadTimeout > 0 && c.HTTPReadTimeout != header {
+		rt := c.HTTPReadTimeout
+		srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: rt}
+		}
+	}
+	return srv
+}
+
+// MaxBodyBytes caps every request body at the socket; areas apply tighter
+// limits of their own with clear 400s.
+const MaxBodyBytes = 64 << 20
+
+// Serve listens on the API and admin listeners until ctx is cancelled, then
+// drains in-flight requests and returns. ready, when non-nil, receives the
+// bound addresses once both listeners accept connections.
+func (s *Server) Serve(ctx context.Context, ready func(api, admin net.Addr)) error {
+	apiLn, err := net.Listen("tcp", fmt.Sprintf(":%d", s.cfg.HTTPPort))
+	if err != nil {
+		return fmt.Errorf("listening on SVC_HTTP_PORT %d: %w", s.cfg.HTTPPort, err)
+	}
+	adminLn, err := net.Listen("tcp", net.JoinHostPort(s.cfg.AdminBindAddress, fmt.Sprint(s.cfg.AdminPort)))
+	if err != nil {
+		apiLn.Close()
+		return fmt.Errorf("listening on admin %s:%d: %w", s.cfg.AdminBindAddress, s.cfg.AdminPort, err)
+	}
+	return s.ServeListeners(ctx, apiLn, adminLn, ready)
+}
+
+// ServeListeners is Serve on listeners the caller bound (tests bind :0).
+func (s *Server) ServeListeners(ctx context.Context, apiLn, adminLn net.Listener, ready func(api, admin net.Addr)) error {
+	if s.cfg.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+		if err != nil {
+			apiLn.Close()
+			adminLn.Close()
+			return fmt.Errorf("loading SVC_TLS_CERT_FILE/SVC_TLS_KEY_FILE: %w", err)
+		}
+		apiLn = tls.NewListener(apiLn, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	s.api = s.httpServer(s.handler, "api")
+	s.admin = s.httpServer(s.adminHandler(), "admin")
+
+	errc := make(chan error, 2)
+	go func() { errc <- s.api.Serve(apiLn) }()
+	go func() { errc <- s.admin.Serve(adminLn) }()
+	if ready != nil {
+		ready(apiLn.Addr(), adminLn.Addr())
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	// Readiness turns 503 before the drain, and the admin listener stays up
+	// until the API has drained (ops-cluster-storage.md 5.3).
+	s.draining.Store(true)
+	drain, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.api.ShutdownWithContext(drain); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("api shutdown", "err", err)
+	}
+	if err := s.admin.ShutdownWithContext(drain); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("admin shutdown", "err", err)
+	}
+	return serveErr
+}
+
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(format string, args ...any) { p.l.Debug(fmt.Sprintf(format, args...)) }

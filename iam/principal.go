@@ -1,0 +1,43 @@
+// Package iam holds identities: the authenticated principal every request
+// carries and, in jwt mode, the machinery that proves it.
+package iam
+
+// Principal is who a request acts for. Every read and write is scoped to
+// TenantID.
+type Principal struct {
+	Kind       string // user, service or system
+	UserID     string
+	UserName   string
+	TenantID   string
+	TenantName string
+	Roles      []string
+}
+
+// Role names of spec 5.
+const (
+	RoleAdmin = "ROLE_ADMIN"
+	RoleM2M   = "ROLE_M2M"
+)
+
+// HasRole reports whether p holds role.
+func (p *Principal) HasRole(role string) bool {
+	for _, r := range p.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// MockPrincipal is the default user context of mock mode (spec 5.2); the
+// identity values match the reference system's.
+func MockPrincipal(kind string, roles []string) *Principal {
+	return &Principal{
+		Kind:       kind,
+		UserID:     "mock-user-001",
+		UserName:   "Mock User",
+		TenantID:   "mock-tenant",
+		TenantName: "Mock Tenant",
+		Roles:      append([]string(nil), roles...),
+	}
+}
