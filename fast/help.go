@@ -1,6 +1,8 @@
 package fast
 
 import (
+	"bytes"
+
 	"github.com/valyala/fasthttp"
 
 	"svc/help"
@@ -12,16 +14,40 @@ func (s *Server) helpIndex(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(s.deps.Help.IndexJSON())
 }
 
-// helpTopic is GET {ctx}/help/{topic}. Bodies are rendered at load, so this
-// path only looks the topic up and copies bytes.
+// withHelpFastPath serves GET {ctx}/help/{topic} without the router:
+// fasthttp/router boxes every path parameter into an interface (two
+// allocations per request), and help is the path agents poll hardest.
+func (s *Server) withHelpFastPath(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	prefix := []byte(s.cfg.ContextPath + "/help/")
+	serve := s.instrument("/help/{topic}", func(ctx *fasthttp.RequestCtx) {
+		s.serveHelpTopic(ctx, ctx.Path()[len(prefix):])
+	})
+	return func(ctx *fasthttp.RequestCtx) {
+		if ctx.IsGet() && bytes.HasPrefix(ctx.Path(), prefix) && bytes.IndexByte(ctx.Path()[len(prefix):], '/') < 0 {
+			serve(ctx)
+			return
+		}
+		next(ctx)
+	}
+}
+
+// helpTopic is the router's entry for {ctx}/help/{topic}; GETs normally
+// take the fast path above.
 func (s *Server) helpTopic(ctx *fasthttp.RequestCtx) {
 	name, _ := ctx.UserValue("topic").(string)
-	if !help.ValidName(s2b(name)) {
+	s.serveHelpTopic(ctx, s2b(name))
+}
+
+// serveHelpTopic writes one topic. Bodies are rendered at load, so this
+// only looks the topic up and copies bytes.
+func (s *Server) serveHelpTopic(ctx *fasthttp.RequestCtx, nameB []byte) {
+	if !help.ValidName(nameB) {
 		s.writeProblem(ctx, NewProblem(400, "BAD_REQUEST", "invalid topic path: allowed characters are A-Z a-z 0-9 . _ - with no leading or trailing dot or hyphen"))
 		return
 	}
-	tp, ok := s.deps.Help.Get(name)
+	tp, ok := s.deps.Help.GetBytes(nameB)
 	if !ok {
+		name := string(nameB)
 		s.writeProblem(ctx, NewProblem(404, "HELP_TOPIC_NOT_FOUND", "no such help topic: "+name, StrProp("topic", name)))
 		return
 	}

@@ -104,10 +104,12 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.GET("/docs", s.instrument("/docs", s.serveDocs))
 	r.GET("/docs/{asset}", s.instrument("/docs/{asset}", s.serveDocsAsset))
 	r.GET(cp+"/help", s.instrument("/help", s.helpIndex))
+	// GET {ctx}/help/{topic} is dispatched before the router (see
+	// withHelpFastPath); the route stays registered for 405 handling.
 	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
 	r.GET(cp+"/health", s.instrument("/health", s.health))
 
-	s.handler = s.withRequestID(s.withCORS(r.Handler))
+	s.handler = s.withRequestID(s.withCORS(s.withHelpFastPath(r.Handler)))
 	return s, nil
 }
 

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// svcBinary builds the binary once per test run, stamped like `make build`.
+func svcBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svc-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "svc")
+		out, err := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test -X main.commit=abc123", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// cleanEnv is a minimal environment: no inherited SVC_* and a private HOME.
+func cleanEnv(t *testing.T, extra ...string) []string {
+	home := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	return append(env, extra...)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func waitReady(t *testing.T, adminPort int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", adminPort))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("svc did not become ready")
+}
+
+// TestServeDrainsInFlightRequestOnSIGTERM starts the real binary, begins a
+// request, signals SIGTERM mid-request, finishes the request and expects a
+// full answer and exit code 0.
+func TestServeDrainsInFlightRequestOnSIGTERM(t *testing.T) {
+	bin := svcBinary(t)
+	httpPort, adminPort := freePort(t), freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = t.TempDir()
+	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=1")
+	var stderr, stdout syncBuffer
+	cmd.Stderr, cmd.Stdout = &stderr, &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitReady(t, adminPort)
+
+	banner := stderr.String()
+	for _, want := range []string{"svc 9.9.9-test", "context path /api", "IAM mock", "storage memory", "MOCK AUTH"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", httpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers and half the body: the request is in flight.
+	body := `{"a":1,"b":2}`
+	fmt.Fprintf(conn, "POST /api/model/validate/x/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:5])
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// New connections are refused once the drain has begun.
+	if c2, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", httpPort), time.Second); err == nil {
+		c2.Close()
+		t.Error("listener still accepting after SIGTERM")
+	}
+	io.WriteString(conn, body[5:])
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 ") {
+		t.Fatalf("in-flight request was not answered: %q %v", status, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("svc did not exit after SIGTERM")
+	}
+}
+
+func TestVersionHealthInitMigrate(t *testing.T) {
+	bin := svcBinary(t)
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "svc version 9.9.9-test (commit abc123") {
+		t.Errorf("version: %q %v", out, err)
+	}
+
+	// health: exit 1 with nothing listening, exit 0 against a live server.
+	adminPort := freePort(t)
+	h := exec.Command(bin, "health")
+	h.Env = cleanEnv(t, fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort))
+	if err := h.Run(); err == nil {
+		t.Error("health succeeded with no server")
+	}
+	srv := exec.Command(bin)
+	srv.Dir = t.TempDir()
+	srv.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_SUPPRESS_BANNER=true")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	waitReady(t, adminPort)
+	h = exec.Command(bin, "health")
+	h.Env = cleanEnv(t, fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort))
+	if out, err := h.CombinedOutput(); err != nil {
+		t.Errorf("health against a live server: %v %s", err, out)
+	}
+
+	// init writes the user file once and never overwrites it.
+	env := cleanEnv(t)
+	var cfgHome string
+	for _, e := range env {
+		if strings.HasPrefix(e, "XDG_CONFIG_HOME=") {
+			cfgHome = strings.TrimPrefix(e, "XDG_CONFIG_HOME=")
+		}
+	}
+	in := exec.Command(bin, "init")
+	in.Env = env
+	if out, err := in.CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	path := filepath.Join(cfgHome, "svc", "svc.env")
+	written, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(written), "# SVC_HTTP_PORT=8080") {
+		t.Fatalf("init file: %v\n%s", err, written)
+	}
+	os.WriteFile(path, []byte("SVC_HTTP_PORT=1234\n"), 0o600)
+	in = exec.Command(bin, "init")
+	in.Env = env
+	if out, err := in.CombinedOutput(); err != nil || !strings.Contains(string(out), "already exists") {
+		t.Errorf("second init: %v %s", err, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "SVC_HTTP_PORT=1234\n" {
+		t.Error("init overwrote the user file")
+	}
+
+	mg := exec.Command(bin, "migrate")
+	mg.Env = cleanEnv(t)
+	if out, err := mg.CombinedOutput(); err != nil || !strings.Contains(string(out), "memory") {
+		t.Errorf("migrate on memory: %v %s", err, out)
+	}
+}
