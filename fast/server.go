@@ -74,6 +74,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
 	initRequestIDPrefix(&s.reqPfx)
 	s.routes = apiRoutes()
+	s.bindHandlers()
 	doc, err := buildOpenAPI(s.routes)
 	if err != nil {
 		return nil, fmt.Errorf("building the OpenAPI document: %w", err)

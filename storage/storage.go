@@ -1,0 +1,20 @@
+// Package storage defines the tenant-scoped persistence interfaces every
+// engine implements (storage/memory, storage/postgres). Domain packages
+// depend on these interfaces, never on an engine.
+package storage
+
+import "errors"
+
+// Sentinel errors engines return; callers test with errors.Is.
+var (
+	// ErrNotFound: no such record in this tenant.
+	ErrNotFound = errors.New("storage: not found")
+	// ErrConflict: a concurrent writer changed the record first; the caller
+	// may retry.
+	ErrConflict = errors.New("storage: conflict")
+	// ErrExists: a create met an existing record.
+	ErrExists = errors.New("storage: already exists")
+	// ErrUnavailable: the engine cannot serve now (e.g. no pooled
+	// connection in time); retryable.
+	ErrUnavailable = errors.New("storage: unavailable")
+)
