@@ -18,6 +18,7 @@ import (
 	"svc/config"
 	"svc/help"
 	"svc/iam"
+	"svc/storage"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a
@@ -40,7 +41,9 @@ type Deps struct {
 	Version string
 	// Ready reports whether storage is up, for /readyz.
 	Ready func() bool
-	Log   *slog.Logger
+	// Models stores entity models; nil leaves the model API at 501.
+	Models storage.Models
+	Log    *slog.Logger
 }
 
 // Server is the main API listener plus the admin listener.

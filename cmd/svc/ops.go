@@ -84,18 +84,3 @@ func initCmd(args []string) int {
 	fmt.Printf("wrote config to %s\n", path)
 	return 0
 }
-
-// migrate applies storage migrations; the memory backend has none.
-func migrate() int {
-	cfg, err := config.Load(config.Source{Getenv: os.LookupEnv})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "svc: configuration: %v\n", err)
-		return 1
-	}
-	if cfg.StorageBackend == "memory" {
-		fmt.Println("storage backend is memory: no migrations to apply")
-		return 0
-	}
-	fmt.Fprintln(os.Stderr, "svc migrate: the postgres backend is not built yet")
-	return 1
-}

@@ -22,11 +22,18 @@ func serve() int {
 		return 1
 	}
 	log := newLogger(cfg, os.Stdout)
+	st, err := openStorage(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: storage: %v\n", err)
+		return 1
+	}
+	defer st.Close()
 	srv, err := fast.New(cfg, fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
-		Ready:   func() bool { return true },
+		Ready:   st.Ready,
+		Models:  st.Models,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"svc/config"
+	"svc/storage"
+	"svc/storage/memory"
+	"svc/storage/postgres"
+)
+
+// stores are the storage engines the service runs on, chosen by
+// SVC_STORAGE_BACKEND.
+type stores struct {
+	Models storage.Models
+	// Ready reports whether storage can serve, for /readyz.
+	Ready func() bool
+	Close func()
+}
+
+func postgresOptions(cfg *config.Config) postgres.Options {
+	return postgres.Options{
+		URL: cfg.PostgresURL, MaxConns: cfg.PostgresMaxConns, MinConns: cfg.PostgresMinConns,
+		MaxConnIdleTime: cfg.PostgresMaxConnIdleTime, AcquireTimeout: cfg.PostgresAcquireTimeout,
+		StatementTimeout: cfg.PostgresStatementTimeout, IdleInTxTimeout: cfg.PostgresIdleInTxTimeout,
+		AutoMigrate: cfg.PostgresAutoMigrate, MigrateLockWait: cfg.PostgresMigrateLockTimeout,
+	}
+}
+
+// openStorage starts the configured engine within SVC_STARTUP_TIMEOUT.
+func openStorage(cfg *config.Config) (*stores, error) {
+	switch cfg.StorageBackend {
+	case "postgres":
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		defer cancel()
+		db, err := postgres.Open(ctx, postgresOptions(cfg))
+		if err != nil {
+			return nil, err
+		}
+		return &stores{
+			Models: db.Models(),
+			Ready: func() bool {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
+				defer cancel()
+				return db.Ping(ctx) == nil
+			},
+			Close: db.Close,
+		}, nil
+	case "memory":
+		return &stores{Models: memory.NewModels(), Ready: func() bool { return true }, Close: func() {}}, nil
+	}
+	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
+}
