@@ -127,13 +127,19 @@ type Config struct {
 }
 
 // Defaults returns the configuration with every default applied and no
-// environment read; tests start from it.
+// environment read, exactly as Load returns it when nothing is set; tests
+// start from it.
 func Defaults() *Config {
 	c := &Config{}
 	for _, v := range Vars(c) {
 		if err := v.set(v.Default); err != nil {
 			panic("config: bad default for " + v.Name + ": " + err.Error())
 		}
+	}
+	// The same clamps and derived values Load applies, so that Load with
+	// nothing set equals Defaults().
+	if err := c.normalize(map[string]bool{}); err != nil {
+		panic("config: " + err.Error())
 	}
 	return c
 }

@@ -16,7 +16,13 @@ type Error struct {
 	Reason string
 }
 
-func (e *Error) Error() string { return e.Var + ": " + e.Reason }
+// Error is always a single line: the CLI prints it as the only line of
+// output before exiting.
+func (e *Error) Error() string {
+	return oneLine.Replace(e.Var + ": " + e.Reason)
+}
+
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 func errf(name, format string, a ...any) *Error {
 	return &Error{Var: name, Reason: fmt.Sprintf(format, a...)}
@@ -60,10 +66,17 @@ func UserConfigFile() string {
 // environment, .env.{profile} for each SVC_PROFILES entry (later wins), .env
 // in the working directory, the user file, the system file, the defaults.
 func Load(src Source) (*Config, error) {
+	if src.Getenv == nil {
+		src.Getenv = func(string) (string, bool) { return "", false }
+	}
 	files, sources, err := readFiles(src)
 	if err != nil {
 		return nil, err
 	}
+	// SVC_PROFILES is honoured from the process environment only (it chose
+	// the files above); a value inside a file is ignored so that the
+	// configuration reports the profiles actually applied.
+	delete(files, "SVC_PROFILES")
 	lookup := func(name string) (string, bool) {
 		if v, ok := src.Getenv(name); ok {
 			return v, true
@@ -132,12 +145,11 @@ func readFiles(src Source) (map[string]string, []string, error) {
 		if path == "" {
 			continue
 		}
-		f, err := os.Open(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
-			continue // a missing file is not an error
+			continue // a missing or unreadable file is skipped
 		}
-		vals, err := godotenv.Parse(f)
-		f.Close()
+		vals, err := godotenv.UnmarshalBytes(b)
 		if err != nil {
 			return nil, nil, &Error{Var: path, Reason: "cannot parse: " + err.Error()}
 		}

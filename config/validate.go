@@ -97,8 +97,11 @@ func (c *Config) validateServer() *Error {
 	if err := oneOf("SVC_STORAGE_BACKEND", c.StorageBackend, "memory", "postgres"); err != nil {
 		return err
 	}
-	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
-		return errf("SVC_TLS_CERT_FILE", "SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE must be set together")
+	if c.TLSCertFile != "" && c.TLSKeyFile == "" {
+		return errf("SVC_TLS_KEY_FILE", "is required when SVC_TLS_CERT_FILE is set")
+	}
+	if c.TLSKeyFile != "" && c.TLSCertFile == "" {
+		return errf("SVC_TLS_CERT_FILE", "is required when SVC_TLS_KEY_FILE is set")
 	}
 	if c.MaxStateVisits < 1 {
 		return errf("SVC_MAX_STATE_VISITS", "must be at least 1, got %d", c.MaxStateVisits)
@@ -233,11 +236,16 @@ func (c *Config) validateCluster() *Error {
 	if c.StorageBackend != "postgres" {
 		return errf("SVC_CLUSTER_ENABLED", "clustering needs SVC_STORAGE_BACKEND=postgres, got %q", c.StorageBackend)
 	}
-	if u, err := url.Parse(c.NodeAddr); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := url.Parse(c.NodeAddr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return errf("SVC_NODE_ADDR", "must be an http:// or https:// URL, got %q", c.NodeAddr)
 	}
-	host, p, err := net.SplitHostPort(c.GossipAddr)
-	_ = host
+	if p := u.Port(); p != "" || strings.HasSuffix(u.Host, ":") {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return errf("SVC_NODE_ADDR", "port must be between 1 and 65535, got %q", p)
+		}
+	}
+	_, p, err := net.SplitHostPort(c.GossipAddr)
 	if err != nil {
 		return errf("SVC_GOSSIP_ADDR", "must be [host]:port, got %q", c.GossipAddr)
 	}
@@ -262,7 +270,7 @@ func (c *Config) validateDatabase() *Error {
 
 func (c *Config) validateAdmin() *Error {
 	if c.MetricsRequireAuth && c.MetricsBearer == "" {
-		return errf("SVC_METRICS_BEARER", "(or _FILE) is required when SVC_METRICS_REQUIRE_AUTH=true")
+		return errf("SVC_METRICS_BEARER", "is required (directly or through SVC_METRICS_BEARER_FILE) when SVC_METRICS_REQUIRE_AUTH=true")
 	}
 	if net.ParseIP(c.AdminBindAddress) == nil && c.AdminBindAddress != "localhost" {
 		return errf("SVC_ADMIN_BIND_ADDRESS", "must be an IP address or localhost, got %q", c.AdminBindAddress)

@@ -132,7 +132,7 @@ func Vars(c *Config) []Var {
 		str(&c.LogLevel, "SVC_LOG_LEVEL", "http", "info", "debug, info, warn or error"),
 		str(&c.ErrorResponseMode, "SVC_ERROR_RESPONSE_MODE", "http", "sanitized", "sanitized (5xx carry a generic detail and a ticket) or verbose (internal detail; development only)"),
 		dur(&c.ModelCacheLease, "SVC_MODEL_CACHE_LEASE", "http", "5m", "model cache lease; expiry jittered by 10 percent"),
-		list(&c.Profiles, "SVC_PROFILES", "http", "", "profile names; .env.{profile} files load in this order, later ones win"),
+		list(&c.Profiles, "SVC_PROFILES", "http", "", "profile names, read from the process environment only; .env.{profile} files load in this order, later ones win"),
 		dur(&c.StartupTimeout, "SVC_STARTUP_TIMEOUT", "http", "30s", "deadline for storage and transaction-manager start-up"),
 		str(&c.StorageBackend, "SVC_STORAGE_BACKEND", "http", "memory", "memory (zero setup, nothing kept across restarts) or postgres"),
 		flag(&c.SuppressBanner, "SVC_SUPPRESS_BANNER", "http", "false", "suppress the startup banner (CI and tests)"),
