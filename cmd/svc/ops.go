@@ -13,25 +13,26 @@ import (
 	"svc/help"
 )
 
-// helpCmd renders a topic (or the topic list) to the terminal.
+// helpCmd renders the topic list, or one topic, to w. The words of
+// `svc help config http` are joined with dots, so it equals
+// `svc help config.http`. An unknown topic is an error on stderr, exit 1.
 func helpCmd(args []string, w io.Writer) int {
 	tree := help.Default()
 	if len(args) == 0 {
-		fmt.Fprintln(w, "svc help topics:")
-		for _, t := range tree.Topics {
-			fmt.Fprintf(w, "  %-28s %s\n", t.Topic, t.Tagline)
+		if err := tree.WriteIndex(w); err != nil {
+			fmt.Fprintf(os.Stderr, "svc help: %v\n", err)
+			return 1
 		}
 		return 0
 	}
-	name := strings.Join(args, ".")
-	t, ok := tree.Get(name)
+	t, ok := tree.Find(args...)
 	if !ok {
-		fmt.Fprintf(os.Stderr, "svc help: no such topic %q; `svc help` lists them\n", name)
+		fmt.Fprintf(os.Stderr, "svc help: no such topic %q; `svc help` lists them\n", strings.Join(args, " "))
 		return 1
 	}
-	fmt.Fprintf(w, "%s\n\n%s\n", t.Title, t.Body)
-	if len(t.SeeAlso) > 0 {
-		fmt.Fprintf(w, "\nSee also: %s\n", strings.Join(t.SeeAlso, ", "))
+	if err := tree.WriteText(w, t); err != nil {
+		fmt.Fprintf(os.Stderr, "svc help: %v\n", err)
+		return 1
 	}
 	return 0
 }

@@ -1,0 +1,45 @@
+package iam
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/hex"
+)
+
+// Client ids are 80 random bits in upper-case base32hex (16 characters of
+// 0-9A-V), the reference system's shape; they identify, they do not
+// authenticate.
+var clientIDEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
+
+func newClientID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return clientIDEncoding.EncodeToString(b[:])[:16]
+}
+
+// newClientSecret returns 256 random bits as 64 lower-case hex characters:
+// hex survives the form-URL-decoding of HTTP Basic credentials unchanged.
+func newClientSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// HashSecret is the stored form of a client secret.
+func HashSecret(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+// dummySecretHash is compared against when the client id is unknown, so an
+// unknown id costs the same as a wrong secret.
+var dummySecretHash = HashSecret("svc-unknown-client")
+
+// secretMatches compares in constant time; both sides are fixed-length
+// digests, so not even the length leaks.
+func secretMatches(storedHash []byte, secret string) bool {
+	got := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(storedHash, got[:]) == 1
+}
