@@ -2,7 +2,7 @@ package fast
 
 import (
 	"bytes"
-	"strings"
+	"errors"
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
@@ -16,15 +16,20 @@ type openAPIDoc struct {
 
 const serverURLMarker = "\x00SERVER_URL\x00"
 
-// buildOpenAPI renders svc's OpenAPI 3.1 document from the route table.
+// buildOpenAPI renders svc's OpenAPI 3.1 document from the route table. It
+// reads Route.Handler to document 501s, so it must run after handlers are
+// attached.
 func buildOpenAPI(routes []Route) (*openAPIDoc, error) {
-	doc := openAPISpec(routes)
-	b, err := json.Marshal(doc)
+	b, err := json.Marshal(openAPISpec(routes))
 	if err != nil {
 		return nil, err
 	}
 	marker, _ := json.Marshal(serverURLMarker)
 	i := bytes.Index(b, marker)
+	if i < 0 || bytes.Index(b[i+1:], marker) >= 0 {
+		return nil, errors.New("OpenAPI document must hold the server URL marker exactly once")
+	}
+	// head ends with the opening quote, tail starts with the closing one.
 	return &openAPIDoc{head: b[:i+1], tail: b[i+len(marker)-1:]}, nil
 }
 
@@ -32,16 +37,37 @@ func buildOpenAPI(routes []Route) (*openAPIDoc, error) {
 // {scheme}://{host}{context_path} of this request.
 func (s *Server) serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	ctx.SetContentType("application/json")
-	scheme := "http"
-	if ctx.IsTLS() {
-		scheme = "https"
-	}
-	host := string(ctx.Host())
-	if host == "" || strings.ContainsAny(host, "\"\\<>") {
-		host = "localhost"
+	// Revalidate so that an upgraded binary's document is seen at once.
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	host := ctx.Host()
+	if len(host) == 0 || !jsonSafeHost(host) {
+		host = s2b("localhost")
 	}
 	w := ctx.Response.BodyWriter()
 	w.Write(s.openapi.head)
-	w.Write([]byte(scheme + "://" + host + s.cfg.ContextPath))
+	if ctx.IsTLS() {
+		w.Write(s2b("https://"))
+	} else {
+		w.Write(s2b("http://"))
+	}
+	w.Write(host)
+	if cp := s.cfg.ContextPath; jsonSafeHost(s2b(cp)) {
+		w.Write(s2b(cp))
+	} else {
+		esc := appendJSONString(nil, cp)
+		w.Write(esc[1 : len(esc)-1])
+	}
 	w.Write(s.openapi.tail)
+}
+
+// jsonSafeHost reports whether b can be written inside a JSON string as is
+// (and inside a URL): printable ASCII without quotes, backslashes or the
+// characters appendJSONString escapes for HTML.
+func jsonSafeHost(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }

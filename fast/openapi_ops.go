@@ -1,0 +1,713 @@
+package fast
+
+// opDoc is what the document says about one operation beyond the route
+// table: parameters other than path ones, body, success response and the
+// errors worth knowing. It is keyed by operation id so the route table stays
+// the single list of operations.
+type opDoc struct {
+	desc string
+	// pathSchemas overrides the default schema of a path parameter.
+	pathSchemas map[string]Map
+	params      []Map
+	body        Map
+	ok          Map
+	errs        []errDoc
+	// mock501 marks operations that answer 501 while SVC_IAM_MODE=mock.
+	mock501 bool
+}
+
+type errDoc struct {
+	status int
+	desc   string
+}
+
+func e(status int, desc string) errDoc { return errDoc{status, desc} }
+
+func param(in, name, desc string, schema Map, required bool) Map {
+	p := Map{"name": name, "in": in, "schema": schema}
+	if desc != "" {
+		p["description"] = desc
+	}
+	if required {
+		p["required"] = true
+	}
+	return p
+}
+
+func query(name, desc string, schema Map) Map { return param("query", name, desc, schema, false) }
+
+func queryReq(name, desc string, schema Map) Map { return param("query", name, desc, schema, true) }
+
+func header(name, desc string, schema Map, required bool) Map {
+	return param("header", name, desc, schema, required)
+}
+
+// arrayQuery is a repeated query key (?k=a&k=b); commas are not split.
+func arrayQuery(name, desc string, items Map, required bool) Map {
+	p := param("query", name, desc, Map{"type": "array", "items": items}, required)
+	p["style"] = "form"
+	p["explode"] = true
+	return p
+}
+
+func content(mediaType string, schema Map) Map {
+	return Map{mediaType: Map{"schema": schema}}
+}
+
+func jsonBody(desc string, schema Map, required bool) Map {
+	return Map{"description": desc, "required": required, "content": content("application/json", schema)}
+}
+
+func okJSON(desc string, schema Map) Map {
+	return Map{"description": desc, "content": content("application/json", schema)}
+}
+
+func okEmpty(desc string) Map { return Map{"description": desc} }
+
+func intRange(format string, min, max, def int64) Map {
+	m := Map{"type": "integer", "format": format, "minimum": min, "default": def}
+	if max > 0 {
+		m["maximum"] = max
+	}
+	return m
+}
+
+// opDocTable is built when the document is rendered and dropped after.
+func opDocTable() map[string]opDoc {
+	// Parameters shared by several operations.
+	pPointInTime := query("pointInTime", "Read as at this instant (RFC 3339, or a bare date meaning midnight UTC); default now.", dateTime(""))
+	pTxID := query("transactionId", "Read the version written by this transaction; not together with pointInTime.", uuidS(""))
+	pTxTimeout := query("transactionTimeoutMillis", "Accepted for compatibility; no effect.", intRange("int64", 0, 0, 10000))
+	pWaitConsist := query("waitForConsistencyAfter", "Accepted for compatibility; no effect.", Map{"type": "boolean", "default": false})
+	pTxWindow := query("transactionWindow", "Entities per transaction when the body is an array; each chunk commits on its own.", intRange("int32", 1, 1000, 100))
+	pTxSize := query("transactionSize", "Accepted for compatibility; the delete runs in one transaction.", intRange("int32", 1, 0, 1000))
+	pSort := arrayQuery("sort", "Sort key `[@]path[:asc|desc]`, repeatable (at most 16); `@` names metadata (state, creationDate, lastUpdateTime, transitionForLatestSave, transactionId, id). Entity id ascending breaks ties.", Map{"type": "string"}, false)
+	pStates := arrayQuery("states", "Only these states (repeat the key); default all.", Map{"type": "string"}, false)
+	pIfMatchPut := header("If-Match", "Expected `meta.transactionId` (bare, unquoted); a mismatch answers 412.", Map{"type": "string"}, false)
+	// The wire contract marks If-Match optional on PATCH too: svc itself
+	// answers its absence with 428 and an explanation, which a client-side
+	// validator rejecting the request early would hide.
+	pIfMatchPat := header("If-Match", "Expected `meta.transactionId` (bare, unquoted), or `*` for any version. "+
+		"Mandatory in practice: a PATCH without it answers 428 PRECONDITION_REQUIRED.", Map{"type": "string"}, false)
+
+	eBadParam := e(400, "BAD_REQUEST: a parameter does not parse (properties.parameter names it).")
+	eModel404 := e(404, "MODEL_NOT_FOUND: no such model.")
+	eEntity404 := e(404, "ENTITY_NOT_FOUND: no such entity.")
+	eConflict409 := e(409, "CONFLICT (retryable): a concurrent transaction won; retry.")
+	eSearch400 := e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH or CONDITION_TYPE_MISMATCH: the condition or sort is invalid.")
+	eJob404 := e(404, "SEARCH_JOB_NOT_FOUND: unknown or expired job.")
+	eKeypair404 := e(404, "KEYPAIR_NOT_FOUND.")
+	eTrusted404 := e(404, "TRUSTED_KEY_NOT_FOUND, or FEATURE_DISABLED while SVC_IAM_TRUSTED_KEY_REGISTRATION_ENABLED=false.")
+	eOidc404 := e(404, "OIDC_PROVIDER_NOT_FOUND.")
+	eClient404 := e(404, "M2M_CLIENT_NOT_FOUND.")
+	eWorkflow := e(400, "TRANSITION_NOT_FOUND or WORKFLOW_FAILED: the workflow refused the change.")
+	eUniqueKey := e(422, "INVALID_UNIQUE_KEY: the entity sets only part of a unique key.")
+	eLocked409 := e(409, "MODEL_ALREADY_LOCKED: the model is locked.")
+	eTooLarge := e(413, "BAD_REQUEST: the body is over 10 MiB.")
+
+	// Bodies shared by several operations.
+	entityWriteBody := Map{
+		"description": "The entity: a JSON object (format JSON) or an XML document (format XML).",
+		"required":    true,
+		"content": Map{
+			"application/json": Map{"schema": freeObj("")},
+			"application/xml":  Map{"schema": Map{"type": "string"}},
+		},
+	}
+	mergePatchBody := Map{
+		"description": "RFC 7386 merge patch: members overwrite, nested objects merge, null deletes, arrays replace. Content-Type must be application/merge-patch+json (application/json-patch+json answers 501).",
+		"required":    true,
+		"content":     content("application/merge-patch+json", freeObj("")),
+	}
+	conditionBody := jsonBody("The search condition; match everything with `{\"type\":\"group\",\"operator\":\"AND\",\"conditions\":[]}`.", ref("Condition"), true)
+	txResult := okJSON("The write transaction.", ref("EntityTransactionResponse"))
+	txResults := okJSON("One element per chunk; a failed later chunk is the last element, with `error`.", arr(ref("EntityTransactionResponse"), ""))
+	modelAction := okJSON("Done.", ref("ModelActionResult"))
+	transitions := okJSON("Names of the transitions declared on the entity's current state, in declaration order.", arr(Map{"type": "string"}, ""))
+
+	entityFormatPath := map[string]Map{"format": enum("Body format.", "JSON", "XML")}
+
+	return map[string]opDoc{
+		// Account.
+		"accountGet": {
+			ok: okJSON("The account.", ref("AccountInfo")),
+		},
+		"accountSubscriptionsGet": {
+			desc: "Not available yet: always answers 501.",
+			ok:   okJSON("The subscriptions.", ref("Subscriptions")),
+			errs: []errDoc{e(501, "NOT_IMPLEMENTED.")},
+		},
+
+		// Audit.
+		"searchEntityAuditEvents": {
+			params: []Map{
+				arrayQuery("eventType", "Event kinds (repeat the key); default EntityChange and StateMachine.", enum("", "EntityChange", "StateMachine", "System"), false),
+				query("severity", "Only this severity.", enum("", "ERROR", "WARN", "INFO", "DEBUG")),
+				query("fromUtcTime", "From this instant, inclusive.", dateTime("")),
+				query("toUtcTime", "Up to this instant, exclusive.", dateTime("")),
+				query("transactionId", "Only events of this transaction.", uuidS("")),
+				query("cursor", "`nextCursor` of the previous page.", Map{"type": "string"}),
+				query("limit", "Page size; values over 1000 are clamped.", intRange("int32", 1, 0, 20)),
+			},
+			ok:   okJSON("A page of events, newest first.", ref("AuditEventsPage")),
+			errs: []errDoc{eBadParam, e(404, "ENTITY_NOT_FOUND: the entity has no history.")},
+		},
+		"getStateMachineFinishedEvent": {
+			desc: "Use the transactionId returned by a write to learn when its workflow finished.",
+			ok:   okJSON("The STATE_MACHINE_FINISH event.", ref("AuditEvent")),
+			errs: []errDoc{eBadParam, e(404, "ENTITY_NOT_FOUND: no finished event for this entity and transaction.")},
+		},
+
+		// Machine clients.
+		"listTechnicalUsers": {
+			ok:      okJSON("The tenant's machine clients.", arr(ref("TechnicalUser"), "")),
+			mock501: true,
+		},
+		"createTechnicalUser": {
+			desc:    "The client acts in the caller's tenant. The response is the only time the secret is shown.",
+			params:  []Map{query("withAdminRole", "Also grant ROLE_ADMIN; honoured only when SVC_IAM_M2M_ADMIN_ROLE_ENABLED=true.", Map{"type": "boolean", "default": false})},
+			ok:      okJSON("The new client's credentials.", ref("TechnicalUserCredentials")),
+			errs:    []errDoc{e(404, "FEATURE_DISABLED: withAdminRole=true while admin machine clients are disabled.")},
+			mock501: true,
+		},
+		"deleteTechnicalUser": {
+			ok:      okJSON("Deleted.", ref("TechnicalUserDeleted")),
+			errs:    []errDoc{e(400, "BAD_REQUEST: invalid clientId."), eClient404},
+			mock501: true,
+		},
+		"resetTechnicalUserSecret": {
+			desc:    "The old secret stops working at once.",
+			ok:      okJSON("The credentials with the new secret.", ref("TechnicalUserCredentials")),
+			errs:    []errDoc{e(400, "BAD_REQUEST: invalid clientId."), eClient404},
+			mock501: true,
+		},
+
+		// Entity statistics.
+		"getEntityStatistics": {
+			params: []Map{pPointInTime},
+			ok:     okJSON("One count per registered model, zero counts included.", arr(ref("ModelStats"), "")),
+		},
+		"getEntityStatisticsByState": {
+			params: []Map{pPointInTime, pStates},
+			ok:     okJSON("Counts of the (model, state) pairs that have entities.", arr(ref("ModelStateStats"), "")),
+			errs:   []errDoc{e(400, "BAD_REQUEST: more than 1000 states.")},
+		},
+		"getEntityStatisticsByStateForModel": {
+			params: []Map{pPointInTime, pStates},
+			ok:     okJSON("Counts by state.", arr(ref("ModelStateStats"), "")),
+			errs:   []errDoc{eBadParam, eModel404},
+		},
+		"getEntityStatisticsForModel": {
+			params: []Map{pPointInTime},
+			ok:     okJSON("The count.", ref("ModelStats")),
+			errs:   []errDoc{eBadParam, eModel404},
+		},
+		"queryGroupedEntityStatisticsForModel": {
+			desc: "Groups the model's entities by state and/or data paths and aggregates numeric fields. Buckets are sorted by count, descending.",
+			body: jsonBody("The query.", ref("GroupedStatsRequest"), true),
+			ok:   okJSON("The groups.", arr(ref("GroupedStatsBucket"), "")),
+			errs: []errDoc{
+				e(400, "MALFORMED_REQUEST, MISSING_GROUP_BY, INVALID_GROUP_BY_PATH, DUPLICATE_GROUP_BY, INVALID_AGGREGATION_OP, INVALID_AGGREGATION_FIELD, DUPLICATE_AGGREGATION_ALIAS, INVALID_LIMIT, INVALID_CONDITION, SCAN_BUDGET_EXHAUSTED."),
+				eModel404, eTooLarge,
+				e(422, "GROUP_CARDINALITY_EXCEEDED: more groups than SVC_STATS_GROUP_MAX."),
+			},
+		},
+
+		// Entities.
+		"getOneEntity": {
+			params: []Map{pPointInTime, pTxID},
+			ok:     okJSON("The entity.", ref("EntityEnvelope")),
+			errs:   []errDoc{e(400, "BAD_REQUEST: bad parameter, or both pointInTime and transactionId."), eEntity404},
+		},
+		"deleteSingleEntity": {
+			desc: "Soft delete: history and as-at reads keep the entity.",
+			ok:   okJSON("Deleted.", ref("SingleDeleteResult")),
+			errs: []errDoc{eBadParam, eEntity404, eConflict409},
+		},
+		"getEntityChangesMetadata": {
+			params: []Map{query("pointInTime", "Only versions at or before this instant.", dateTime(""))},
+			ok:     okJSON("Versions, newest first (at most 1000).", arr(ref("EntityChange"), "")),
+			errs:   []errDoc{eBadParam, eEntity404},
+		},
+		"getEntityTransitions": {
+			params: []Map{pPointInTime, query("transactionId", "Evaluate as at the time of this transaction.", uuidS(""))},
+			ok:     transitions,
+			errs:   []errDoc{e(400, "BAD_REQUEST: bad pointInTime, unknown transactionId, or both given."), eEntity404},
+		},
+		"fetchEntityTransitions": {
+			desc: "Same answer as GET /entity/{entityId}/transitions, evaluated now.",
+			params: []Map{
+				queryReq("entityClass", "Model as `<name>.<version>`; when it is not of that form the entity's own model is used.", Map{"type": "string"}),
+				queryReq("entityId", "Entity id.", uuidS("")),
+			},
+			ok:   transitions,
+			errs: []errDoc{e(400, "BAD_REQUEST: a parameter is missing."), eEntity404},
+		},
+		"getAllEntities": {
+			params: []Map{
+				query("pageSize", "Entities per page; 0 gives an empty page.", intRange("int32", 0, 10000, 20)),
+				query("pageNumber", "Zero-based page.", intRange("int32", 0, 214748, 0)),
+				pPointInTime,
+			},
+			ok:   okJSON("A page of entities in id order.", arr(ref("EntityEnvelope"), "")),
+			errs: []errDoc{eBadParam, eModel404},
+		},
+		"deleteEntities": {
+			desc: "With a condition body, deletes the matching entities; with an empty body, deletes them all.",
+			params: []Map{
+				pTxSize,
+				query("pointInTime", "Select the entities to delete as at this instant.", dateTime("")),
+				query("verbose", "List the removed ids.", Map{"type": "boolean", "default": false}),
+			},
+			body: jsonBody("Optional condition selecting the entities.", ref("Condition"), false),
+			ok:   okJSON("What was removed.", ref("EntityDeleteResult")),
+			errs: []errDoc{eBadParam, e(400, "INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH or SCAN_BUDGET_EXHAUSTED."), eModel404, eConflict409},
+		},
+		"updateCollection": {
+			desc:        "Updates many entities, `transactionWindow` per transaction. An item whose `ifMatch` is stale is reported in `failed` and its chunk still commits.",
+			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
+			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
+			body:        jsonBody("The updates.", withDesc(Map{"type": "array", "minItems": 1, "items": ref("CollectionUpdateItem")}, ""), true),
+			ok:          txResults,
+			errs:        []errDoc{e(400, "BAD_REQUEST: empty collection, missing id, invalid payload, or format is not JSON."), eWorkflow, eEntity404, eConflict409, e(409, "UNIQUE_VIOLATION: a unique key is taken."), eUniqueKey},
+		},
+		"createCollection": {
+			desc:        "Creates entities of any models, `transactionWindow` per transaction. Each target model must be locked.",
+			pathSchemas: map[string]Map{"format": enum("Ignored: the body is always JSON.", "JSON", "XML")},
+			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
+			body:        jsonBody("The entities.", arr(ref("CollectionCreateItem"), ""), true),
+			ok:          txResults,
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: an item is invalid (the message names it)."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey},
+		},
+		"updateSingleWithLoopback": {
+			desc:        "Replaces the entity and re-enters its current state, so automated transitions may fire.",
+			pathSchemas: entityFormatPath,
+			params:      []Map{pIfMatchPut, pTxTimeout, pWaitConsist},
+			body:        entityWriteBody,
+			ok:          txResult,
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: the body is invalid for the model."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), eUniqueKey},
+		},
+		"patchSingleWithLoopback": {
+			desc:        "Merge-patches the stored entity, validates the result strictly against the model, then runs the loopback.",
+			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
+			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
+			body:        mergePatchBody,
+			ok:          txResult,
+			errs:        []errDoc{e(400, "BAD_REQUEST or INCOMPATIBLE_TYPE: the patch or its result is invalid."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE: format or Content-Type is not merge-patch JSON."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
+		},
+		"updateSingle": {
+			desc:        "Replaces the entity and fires the named transition from its current state.",
+			pathSchemas: entityFormatPath,
+			params:      []Map{pIfMatchPut, pTxTimeout, pWaitConsist},
+			body:        entityWriteBody,
+			ok:          txResult,
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), eUniqueKey},
+		},
+		"patchSingle": {
+			desc:        "Merge-patches the stored entity, then fires the named transition.",
+			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
+			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
+			body:        mergePatchBody,
+			ok:          txResult,
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
+		},
+		"create": {
+			desc:        "Creates one entity (object body) or many (array body, `transactionWindow` per transaction). The model must be locked.",
+			pathSchemas: entityFormatPath,
+			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
+			body: Map{
+				"description": "One entity, or with format JSON an array of entities; with format XML an XML document.",
+				"required":    true,
+				"content": Map{
+					"application/json": Map{"schema": Map{"oneOf": []Map{freeObj("One entity."), arr(freeObj(""), "Several entities.")}}},
+					"application/xml":  Map{"schema": Map{"type": "string"}},
+				},
+			},
+			ok:   txResults,
+			errs: []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: the body is invalid for the model."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey},
+		},
+
+		// Messaging.
+		"deleteMessages": {
+			params: []Map{pTxSize},
+			body:   jsonBody("Ids of the messages to delete.", arr(uuidS(""), ""), true),
+			ok:     okJSON("The ids as sent (unknown ids are not reported).", arr(ref("MessageBatchDeleteResult"), "")),
+			errs:   []errDoc{e(400, "BAD_REQUEST: the body is not an array of UUIDs."), eTooLarge},
+		},
+		"newMessage": {
+			desc: "Stores a message. Content-Type and Content-Length are required request headers (so chunked uploads are refused); the X- headers are stored in the message header.",
+			params: []Map{
+				header("Content-Encoding", "Default UTF-8.", Map{"type": "string"}, false),
+				header("X-Message-ID", "", Map{"type": "string"}, false),
+				header("X-User-ID", "", Map{"type": "string"}, false),
+				header("X-Recipient", "", Map{"type": "string"}, false),
+				header("X-Reply-To", "", Map{"type": "string"}, false),
+				header("X-Correlation-ID", "", Map{"type": "string"}, false),
+				pTxTimeout,
+			},
+			body: jsonBody("The message.", ref("NewMessageRequest"), true),
+			ok:   okJSON("One element naming the new message id.", arr(ref("EntityTransactionResponse"), "")),
+			errs: []errDoc{e(400, "BAD_REQUEST: invalid subject, body or headers."), eTooLarge},
+		},
+		"getMessage": {
+			ok:   okJSON("The message.", ref("EdgeMessage")),
+			errs: []errDoc{eBadParam, e(404, "ENTITY_NOT_FOUND: no such message.")},
+		},
+		"deleteMessage": {
+			ok:   okJSON("Deleted.", ref("MessageDeleteResult")),
+			errs: []errDoc{eBadParam, e(404, "ENTITY_NOT_FOUND: no such message.")},
+		},
+
+		// Models.
+		"getAvailableEntityModels": {
+			desc: "The trailing slash is part of the path.",
+			ok:   okJSON("The tenant's models.", arr(ref("EntityModel"), "")),
+		},
+		"exportMetadata": {
+			desc:        "SIMPLE_VIEW gives svc's node-path view of the inferred schema (spec 4.6); JSON_SCHEMA gives a JSON Schema document.",
+			pathSchemas: map[string]Map{"converter": enum("Export format.", "SIMPLE_VIEW", "JSON_SCHEMA")},
+			ok:          okJSON("The export.", ref("ModelExport")),
+			errs:        []errDoc{e(400, "BAD_REQUEST: unknown converter (properties.parameter, properties.invalidValue)."), e(404, "MODEL_NOT_FOUND (checked before the converter).")},
+		},
+		"importEntityModel": {
+			desc: "SAMPLE_DATA infers a schema from a sample document and merges it into the model (created UNLOCKED if absent); SIMPLE_VIEW loads an export unchanged.",
+			pathSchemas: map[string]Map{
+				"converter":  enum("How the body is read.", "SAMPLE_DATA", "SIMPLE_VIEW"),
+				"dataFormat": enum("Body format.", "JSON", "XML"),
+			},
+			body: Map{
+				"description": "A sample document (JSON or XML), or a SIMPLE_VIEW export.",
+				"required":    true,
+				"content": Map{
+					"application/json": Map{"schema": anyJSON("")},
+					"application/xml":  Map{"schema": Map{"type": "string"}},
+				},
+			},
+			ok:   okJSON("The model id.", uuidS("Model id (UUIDv5 of `<name>.<version>`).")),
+			errs: []errDoc{e(400, "BAD_REQUEST: unknown converter or data format, or the body does not parse."), eLocked409, e(422, "INVALID_UNIQUE_KEY_DEFINITION: the change would break a unique key.")},
+		},
+		"validateEntityModel": {
+			desc: "A document that does not fit still answers 200, with success false.",
+			body: jsonBody("The document to check.", freeObj(""), true),
+			ok:   okJSON("The verdict.", ref("ModelActionResult")),
+			errs: []errDoc{eBadParam, eModel404},
+		},
+		"deleteEntityModel": {
+			desc: "Only an unlocked model without entities can be deleted.",
+			ok:   modelAction,
+			errs: []errDoc{eBadParam, eModel404, e(409, "MODEL_ALREADY_LOCKED or MODEL_HAS_ENTITIES.")},
+		},
+		"setEntityModelChangeLevel": {
+			desc:        "Lets entity writes (POST and PUT, not PATCH) extend the schema up to this level instead of failing. Each level includes the ones before it.",
+			pathSchemas: map[string]Map{"changeLevel": enum("How far writes may extend the model.", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
+			ok:          modelAction,
+			errs:        []errDoc{e(400, "INVALID_CHANGE_LEVEL (properties.validValues lists the levels)."), eModel404},
+		},
+		"lockEntityModel": {
+			desc: "Entities can be created only in a locked model.",
+			ok:   modelAction,
+			errs: []errDoc{eBadParam, eModel404, eLocked409},
+		},
+		"unlockEntityModel": {
+			ok:   modelAction,
+			errs: []errDoc{eBadParam, eModel404, e(409, "MODEL_ALREADY_UNLOCKED or MODEL_HAS_ENTITIES.")},
+		},
+		"setEntityModelUniqueKeys": {
+			desc: "Values of a unique key must be unique among the model's live entities; entities with none of the key's fields are exempt.",
+			body: jsonBody("The keys.", ref("SetUniqueKeysRequest"), true),
+			ok:   modelAction,
+			errs: []errDoc{e(400, "BAD_REQUEST: the body does not parse."), eModel404, eLocked409, e(422, "INVALID_UNIQUE_KEY_DEFINITION or COMPOSITE_KEY_UNSUPPORTED.")},
+		},
+		"exportEntityModelWorkflow": {
+			ok:   okJSON("The workflows.", ref("WorkflowExport")),
+			errs: []errDoc{eBadParam, e(404, "MODEL_NOT_FOUND, or WORKFLOW_NOT_FOUND when none were imported.")},
+		},
+		"importEntityModelWorkflow": {
+			body: jsonBody("The workflows.", ref("WorkflowImportRequest"), true),
+			ok:   okJSON("Imported.", ref("WorkflowImportResult")),
+			errs: []errDoc{e(400, "BAD_REQUEST, WORKFLOW_SCHEMA_VERSION_UNSUPPORTED or VALIDATION_FAILED."), eModel404},
+		},
+
+		// IAM: signing keypairs.
+		"issueJwtKeyPair": {
+			desc:    "Creates an RSA-2048 keypair; with invalidateCurrent it also retires the current key of that audience after a grace period.",
+			body:    jsonBody("The keypair to create.", ref("IssueJwtKeyPairRequest"), true),
+			ok:      okJSON("The new keypair (public part).", ref("JwtKeyPair")),
+			errs:    []errDoc{e(400, "BAD_REQUEST or UNSUPPORTED_ALGORITHM.")},
+			mock501: true,
+		},
+		"getCurrentJwtKeyPair": {
+			params:  []Map{query("audience", "Whose keypair.", withDesc(Map{"type": "string", "enum": []string{"human", "client"}, "default": "client"}, ""))},
+			ok:      okJSON("The active keypair (public part).", ref("JwtKeyPair")),
+			errs:    []errDoc{e(400, "BAD_REQUEST: invalid audience."), e(404, "KEYPAIR_NOT_FOUND: none is active.")},
+			mock501: true,
+		},
+		"deleteJwtKeyPair": {
+			ok:      okEmpty("Deleted; no body."),
+			errs:    []errDoc{eKeypair404},
+			mock501: true,
+		},
+		"invalidateJwtKeyPair": {
+			body:    jsonBody("Optional grace period.", ref("InvalidateKeyRequest"), false),
+			ok:      okEmpty("Invalidated; no body."),
+			errs:    []errDoc{e(400, "BAD_REQUEST: invalid grace period."), eKeypair404},
+			mock501: true,
+		},
+		"reactivateJwtKeyPair": {
+			body:    jsonBody("The new validity.", ref("ReactivateKeyRequest"), true),
+			ok:      okJSON("The keypair.", ref("JwtKeyPair")),
+			errs:    []errDoc{e(400, "BAD_REQUEST: validTo missing, past, or before validFrom."), eKeypair404},
+			mock501: true,
+		},
+
+		// IAM: trusted keys.
+		"listTrustedKeys": {
+			ok:      okJSON("The tenant's trusted keys.", arr(ref("TrustedKey"), "")),
+			errs:    []errDoc{e(404, "FEATURE_DISABLED: trusted-key registration is off.")},
+			mock501: true,
+		},
+		"registerTrustedKey": {
+			desc:    "Idempotent for the same tenant and keyId.",
+			body:    jsonBody("The key.", ref("RegisterTrustedKeyRequest"), true),
+			ok:      okJSON("The key as stored.", ref("TrustedKey")),
+			errs:    []errDoc{e(400, "BAD_REQUEST, UNSUPPORTED_KEY_TYPE or TRUSTED_KEY_CAP_REACHED."), e(404, "FEATURE_DISABLED: trusted-key registration is off."), e(409, "KEY_OWNED_BY_DIFFERENT_TENANT.")},
+			mock501: true,
+		},
+		"deleteTrustedKey": {
+			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			ok:          okEmpty("Deleted; no body."),
+			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId."), eTrusted404},
+			mock501:     true,
+		},
+		"invalidateTrustedKey": {
+			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			body:        jsonBody("Optional grace period.", ref("InvalidateKeyRequest"), false),
+			ok:          okEmpty("Invalidated; no body."),
+			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId or grace period."), eTrusted404},
+			mock501:     true,
+		},
+		"reactivateTrustedKey": {
+			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			body:        jsonBody("The new validity.", ref("ReactivateKeyRequest"), true),
+			ok:          okJSON("The key.", ref("TrustedKey")),
+			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId or validity."), eTrusted404},
+			mock501:     true,
+		},
+
+		// IAM: OIDC providers.
+		"listOidcProviders": {
+			params:  []Map{query("activeOnly", "Only providers whose tokens are accepted.", Map{"type": "boolean", "default": false})},
+			ok:      okJSON("The tenant's providers.", arr(ref("OidcProvider"), "")),
+			mock501: true,
+		},
+		"registerOidcProvider": {
+			desc:    "Tokens of the provider are accepted once its keys have been fetched. The tenant id must be a UUID.",
+			body:    jsonBody("The provider.", ref("RegisterOidcProviderRequest"), true),
+			ok:      okJSON("The registration.", ref("OidcProvider")),
+			errs:    []errDoc{e(400, "BAD_REQUEST, OIDC_SSRF_BLOCKED or OIDC_INVALID_TENANT."), e(409, "OIDC_PROVIDER_DUPLICATE.")},
+			mock501: true,
+		},
+		"reloadOidcProviders": {
+			desc:    "Re-fetches every provider's metadata and keys now; a provider whose fetch fails keeps its old keys.",
+			ok:      okEmpty("Reloaded; no body."),
+			mock501: true,
+		},
+		"deleteOidcProvider": {
+			ok:      okEmpty("Deleted; no body."),
+			errs:    []errDoc{eBadParam, eOidc404},
+			mock501: true,
+		},
+		"updateOidcProvider": {
+			body:    jsonBody("The changes.", ref("UpdateOidcProviderRequest"), true),
+			ok:      okJSON("The registration.", ref("OidcProvider")),
+			errs:    []errDoc{e(400, "BAD_REQUEST."), eOidc404, e(409, "OIDC_PROVIDER_INACTIVE.")},
+			mock501: true,
+		},
+		"invalidateOidcProvider": {
+			desc:    "Reversible with reactivate.",
+			ok:      okEmpty("Invalidated; no body."),
+			errs:    []errDoc{eBadParam, eOidc404},
+			mock501: true,
+		},
+		"reactivateOidcProvider": {
+			body:    jsonBody("Optional.", ref("ReactivateOidcProviderRequest"), false),
+			ok:      okJSON("The registration.", ref("OidcProvider")),
+			errs:    []errDoc{e(400, "BAD_REQUEST."), eOidc404},
+			mock501: true,
+		},
+
+		// Stream data.
+		"getStreamDataConfig": {
+			params: []Map{queryReq("configId", "", uuidS(""))},
+			ok:     okJSON("The configuration.", ref("StreamDataConfig")),
+			errs:   []errDoc{e(404, "Not found.")},
+		},
+		"updateStreamDataConfig": {
+			body: jsonBody("The configuration.", ref("StreamDataConfig"), true),
+			ok:   okEmpty("Updated; no body."),
+			errs: []errDoc{e(404, "Not found.")},
+		},
+		"saveStreamDataConfig": {
+			body: jsonBody("The configuration.", ref("StreamDataConfig"), true),
+			ok:   okJSON("Its id.", uuidS("")),
+		},
+		"deleteStreamDataConfig": {
+			params: []Map{queryReq("configId", "", uuidS(""))},
+			ok:     okEmpty("Deleted; no body."),
+			errs:   []errDoc{e(404, "Not found.")},
+		},
+		"getAllConfigs": {
+			ok: okJSON("The configurations.", arr(ref("StreamDataConfig"), "")),
+		},
+		"delete": {
+			body: jsonBody("What to delete.", ref("StreamDataRequest"), true),
+			ok:   okJSON("Counts.", ref("DeleteCounts")),
+		},
+		"exportAll_1": {
+			ok: okJSON("Every configuration.", ref("StreamDataConfigs")),
+		},
+		"exportAll": {
+			params: []Map{queryReq("entityClass", "Model as `<name>.<version>`.", Map{"type": "string"})},
+			ok:     okJSON("The configurations of that model.", ref("StreamDataConfigs")),
+		},
+		"exportByIds": {
+			params: []Map{arrayQuery("includeIds", "Configuration ids (repeat the key).", uuidS(""), true)},
+			ok:     okJSON("The configurations.", ref("StreamDataConfigs")),
+		},
+		"getStreamData": {
+			body: jsonBody("What to read.", ref("StreamDataRequest"), true),
+			ok:   okJSON("Rows.", ref("StreamDataRows")),
+		},
+		"importContainer": {
+			params: []Map{query("failOnExists", "Fail when a configuration already exists.", Map{"type": "boolean", "default": false})},
+			body:   jsonBody("The configurations.", ref("StreamDataConfigs"), true),
+			ok:     okEmpty("Imported; no body."),
+			errs:   []errDoc{e(409, "A configuration exists and failOnExists is set.")},
+		},
+		"getIndexs": {
+			params: []Map{queryReq("entityClass", "Model as `<name>.<version>`.", Map{"type": "string"})},
+			ok:     okJSON("Indexes.", arr(ref("StreamDataIndex"), "")),
+		},
+		"getQueryPlan": {
+			body: jsonBody("The query.", ref("QueryPlanRequest"), true),
+			ok:   okJSON("The plan.", ref("QueryPlan")),
+		},
+
+		// Search.
+		"submitAsyncSearchJob": {
+			desc:   "Starts a search in the background and returns its job id at once; poll the status, then page through the results.",
+			params: []Map{query("pointInTime", "Search as at this instant; default the time of submission.", dateTime("")), pSort},
+			body:   conditionBody,
+			ok:     okJSON("The job id.", uuidS("")),
+			errs:   []errDoc{eSearch400, eModel404, e(503, "SEARCH_QUEUE_FULL (retryable): too many searches queued.")},
+		},
+		"getAsyncSearchResults": {
+			desc: "Only for a SUCCESSFUL job. Entities read as at the job's point in time; vanished ones are skipped.",
+			params: []Map{
+				query("pageSize", "Results per page; 0 or less means 1000.", intRange("int32", 0, 10000, 1000)),
+				query("pageNumber", "Zero-based page.", intRange("int32", 0, 214748, 0)),
+			},
+			ok:   okJSON("A page of results.", ref("PagedEntityResults")),
+			errs: []errDoc{e(400, "BAD_REQUEST: bad paging, or the job has not succeeded."), eJob404},
+		},
+		"cancelAsyncSearch": {
+			ok:   okJSON("Cancelled.", ref("AsyncSearchCancelled")),
+			errs: []errDoc{eBadParam, e(400, "SEARCH_JOB_ALREADY_TERMINAL: the job is not running."), eJob404},
+		},
+		"getAsyncSearchStatus": {
+			ok:   okJSON("The job's state.", ref("AsyncSearchStatus")),
+			errs: []errDoc{eBadParam, eJob404},
+		},
+		"searchEntities": {
+			desc: "Streams every match as NDJSON, or fails: more matches than `limit` answer 400 SEARCH_RESULT_LIMIT, never a truncated result.",
+			params: []Map{
+				pPointInTime,
+				query("limit", "Most matches allowed.", intRange("int32", 1, 10000, 1000)),
+				pSort,
+				query("trackingRead", "Inside a joined transaction (X-Tx-Token), add the returned entities to its read set.", Map{"type": "boolean", "default": false}),
+			},
+			body: conditionBody,
+			ok: Map{
+				"description": "One entity per line (application/x-ndjson); empty when nothing matches.",
+				"content":     content("application/x-ndjson", ref("EntityEnvelope")),
+			},
+			errs: []errDoc{e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH, SEARCH_RESULT_LIMIT or SCAN_BUDGET_EXHAUSTED."), eModel404},
+		},
+
+		// SQL schema.
+		"getSchemaByName": {
+			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
+			ok:     okJSON("The schema.", ref("SqlSchema")),
+			errs:   []errDoc{e(404, "Not found.")},
+		},
+		"saveSchema": {
+			body: jsonBody("The schema.", ref("SqlSchema"), true),
+			ok:   okJSON("Its id.", uuidS("")),
+			errs: []errDoc{e(400, "BAD_REQUEST.")},
+		},
+		"deleteSchemaByName": {
+			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
+			ok:     okJSON("Deleted.", Map{"type": "string"}),
+			errs:   []errDoc{e(404, "Not found.")},
+		},
+		"genTables": {
+			ok: okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
+		},
+		"getSchemas": {
+			ok: okJSON("All schemas.", arr(ref("SqlSchema"), "")),
+		},
+		"putSchema": {
+			ok:   okJSON("The schema.", ref("SqlSchema")),
+			errs: []errDoc{e(400, "BAD_REQUEST.")},
+		},
+		"updateTables": {
+			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
+			ok:   okJSON("The tables as stored.", arr(ref("SqlTable"), "")),
+		},
+		"getSchema": {
+			ok:   okJSON("The schema.", ref("SqlSchema")),
+			errs: []errDoc{e(404, "Not found.")},
+		},
+		"deleteSchema": {
+			ok:   okJSON("Deleted.", Map{"type": "string"}),
+			errs: []errDoc{e(404, "Not found.")},
+		},
+
+		// Token endpoint: OAuth bodies, handled specially in tokenOperation.
+		"getTechnicalUserToken": {
+			desc: "OAuth 2.0 token endpoint. Authenticate the client with HTTP Basic (`client_id:client_secret`). " +
+				"`client_credentials` issues a token for the client itself; token exchange (RFC 8693) issues an on-behalf-of token " +
+				"for the subject token's user, in the same tenant only. Responses carry Cache-Control: no-store.",
+		},
+	}
+}
+
+// pathParamDocs are the default descriptions and schemas of path
+// parameters, by name.
+func pathParamDocs() map[string]pathParamDoc {
+	return map[string]pathParamDoc{
+		"entityId":      {"Entity id.", uuidS("")},
+		"entityName":    {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"modelVersion":  {"Entity model version.", Map{"type": "integer", "format": "int32"}},
+		"format":        {"Body format.", enum("", "JSON", "XML")},
+		"transition":    {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"transactionId": {"Transaction id returned by a write.", uuidS("")},
+		"jobId":         {"Asynchronous search job id.", uuidS("")},
+		"messageId":     {"Message id.", uuidS("")},
+		"subject":       {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
+		"converter":     {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
+		"dataFormat":    {"Body format.", enum("", "JSON", "XML")},
+		"changeLevel":   {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
+		"clientId":      {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
+		"keyId":         {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
+		"id":            {"OIDC provider registration id.", uuidS("")},
+		"entityModelId": {"Model id.", uuidS("")},
+		"schemaName":    {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"schemaId":      {"SQL schema id.", uuidS("")},
+	}
+}
+
+type pathParamDoc struct {
+	desc   string
+	schema Map
+}
