@@ -105,8 +105,9 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	}
 	// Served outside the wire contract (api-surface.md 1.3).
 	r.GET("/openapi.json", s.instrument("/openapi.json", s.serveOpenAPI))
-	r.GET("/docs", s.instrument("/docs", s.serveDocs))
-	r.GET("/docs/{asset}", s.instrument("/docs/{asset}", s.serveDocsAsset))
+	if err := s.routeDocs(r); err != nil {
+		return nil, fmt.Errorf("building the /docs page: %w", err)
+	}
 	r.GET(cp+"/help", s.instrument("/help", s.helpIndex))
 	// GET {ctx}/help/{topic} is dispatched before the router (see
 	// withHelpFastPath); the route stays registered for 405 handling.
