@@ -16,22 +16,24 @@ import (
 // helpCmd renders the topic list, or one topic, to w. The words of
 // `svc help config http` are joined with dots, so it equals
 // `svc help config.http`. An unknown topic is an error on stderr, exit 1.
-func helpCmd(args []string, w io.Writer) int {
+func helpCmd(args []string, w io.Writer) int { return helpTo(args, w, os.Stderr) }
+
+func helpTo(args []string, stdout, stderr io.Writer) int {
 	tree := help.Default()
 	if len(args) == 0 {
-		if err := tree.WriteIndex(w); err != nil {
-			fmt.Fprintf(os.Stderr, "svc help: %v\n", err)
+		if err := tree.WriteIndex(stdout); err != nil {
+			fmt.Fprintf(stderr, "svc help: %v\n", err)
 			return 1
 		}
 		return 0
 	}
 	t, ok := tree.Find(args...)
 	if !ok {
-		fmt.Fprintf(os.Stderr, "svc help: no such topic %q; `svc help` lists them\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "svc help: no such topic %q; `svc help` lists them\n", strings.Join(args, " "))
 		return 1
 	}
-	if err := tree.WriteText(w, t); err != nil {
-		fmt.Fprintf(os.Stderr, "svc help: %v\n", err)
+	if err := tree.WriteText(stdout, t); err != nil {
+		fmt.Fprintf(stderr, "svc help: %v\n", err)
 		return 1
 	}
 	return 0
