@@ -16,6 +16,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get update -qq >/dev/null
     apt-get install -y -qq chromium >/dev/null
   else
-    echo "chromium is missing and cannot be installed here; the /docs browser test will fail" >&2
+    echo "chromium is missing and cannot be installed here (needs root and apt-get);" \
+      "the /docs browser test will fail unless SVC_SKIP_BROWSER_TEST=1" >&2
   fi
 fi
