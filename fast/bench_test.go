@@ -69,3 +69,30 @@ func TestHelpTopicAllocations(t *testing.T) {
 		t.Errorf("GET /api/help/cli allocates %.1f objects per request, budget 2", allocs)
 	}
 }
+
+func BenchmarkDocsPage(b *testing.B) {
+	benchRequest(b, newTestServer(b), "GET", "/docs")
+}
+
+// BenchmarkDocsAssetGzip is the Swagger UI bundle as browsers fetch it:
+// the embedded gzip bytes, not copied.
+func BenchmarkDocsAssetGzip(b *testing.B) {
+	s := newTestServer(b)
+	var ctx fasthttp.RequestCtx
+	h := s.Handler()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx.Request.Reset()
+		ctx.Response.Reset()
+		ctx.Request.Header.SetMethod("GET")
+		ctx.Request.SetRequestURI("/docs/swagger-ui-bundle.js")
+		ctx.Request.Header.SetHost("svc.test")
+		ctx.Request.Header.Set("Accept-Encoding", "gzip")
+		h(&ctx)
+		ctx.ResetUserValues()
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d", ctx.Response.StatusCode())
+		}
+	}
+}
