@@ -157,20 +157,23 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 	})
 
 	t.Run("fault between steps leaves nothing half-written", func(t *testing.T) {
-		s := newStore(t)
-		base, _ := create(t, s, "t1", m, `{"v":0}`)
-		baseID := base.Writes[0].ID
-		var steps []string
-		probe := storage.WithFault(ctx, func(step string) error { steps = append(steps, step); return nil })
-		tx := func() *storage.Tx {
+		setup := func() (storage.Entities, [16]byte) {
+			s := newStore(t)
+			base, _ := create(t, s, "t1", m, `{"v":0}`)
+			return s, base.Writes[0].ID
+		}
+		// One update plus a chunk of creates, large enough for bulk paths.
+		mk := func(baseID [16]byte) *storage.Tx {
 			w := []storage.Write{{ID: baseID, State: "CREATED", Data: []byte(`{"v":1}`), ExpectVersion: 1}}
 			for i := 0; i < 50; i++ {
 				w = append(w, storage.Write{ID: newID(t), Model: m, State: "CREATED", Data: []byte(fmt.Sprintf(`{"i":%d}`, i))})
 			}
 			return &storage.Tx{Tenant: "t1", ID: newID(t), Writes: w}
 		}
-		// Learn the engine's steps on a throw-away store.
-		if _, err := newStore(t).Commit(probe, &storage.Tx{Tenant: "t1", ID: newID(t), Writes: []storage.Write{{ID: newID(t), Model: m, State: "S", Data: []byte(`{}`)}}}); err != nil {
+		var steps []string
+		s, baseID := setup()
+		probe := storage.WithFault(ctx, func(step string) error { steps = append(steps, step); return nil })
+		if _, err := s.Commit(probe, mk(baseID)); err != nil {
 			t.Fatal(err)
 		}
 		if len(steps) == 0 {
@@ -178,7 +181,8 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 		}
 		boom := errors.New("injected fault")
 		for _, step := range steps {
-			bad := tx()
+			s, baseID = setup()
+			bad := mk(baseID)
 			fctx := storage.WithFault(ctx, func(s string) error {
 				if s == step {
 					return boom
@@ -197,6 +201,9 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 			if _, err := s.Get(ctx, "t1", bad.Writes[1].ID); !errors.Is(err, storage.ErrNotFound) {
 				t.Errorf("fault at %q: created entity visible", step)
 			}
+			if h, _ := s.History(ctx, "t1", baseID); len(h) != 1 {
+				t.Errorf("fault at %q: history has %d revisions", step, len(h))
+			}
 			// The same transaction commits cleanly afterwards.
 			if _, err := s.Commit(ctx, bad); err != nil {
 				t.Fatalf("fault at %q: clean retry: %v", step, err)
@@ -204,9 +211,6 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 			if n, _ := s.Count(ctx, "t1", m); n != 51 {
 				t.Errorf("after retry: %d", n)
 			}
-			s = newStore(t)
-			base, _ = create(t, s, "t1", m, `{"v":0}`)
-			baseID = base.Writes[0].ID
 		}
 	})
 
