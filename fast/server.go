@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/config"
+	"svc/entity"
 	"svc/help"
 	"svc/iam"
 	"svc/storage"
@@ -39,6 +40,8 @@ type Deps struct {
 	Auth    Authenticator
 	Help    *help.Tree
 	Version string
+	// Entities is the entity API (/entity/…, stats); nil leaves it at 501.
+	Entities *entity.Service
 	// Ready reports whether storage is up, for /readyz.
 	Ready func() bool
 	// Models stores entity models; nil leaves the model API at 501.
