@@ -199,30 +199,30 @@ func (c *checker) slot(ms, ds *slot, path string) {
 	mLeaf := ms.scalar.withoutNull() != 0
 	mNullOnly := ms.scalar == nullBit && ms.obj == nil && ms.arr == nil
 	expected := strings.ToLower(kindOf(0, ms.obj != nil, ms.arr != nil))
-	if ds.scalar != 0 {
-		dLeaf := ds.scalar.withoutNull() != 0
+	// A null is accepted on every slot the model knows: SIMPLE_VIEW cannot
+	// record that an object or array field was also seen null, so a rule
+	// needing that fact would reject forever what the model's own samples
+	// held.
+	if dt := ds.scalar.withoutNull(); dt != 0 {
 		switch {
 		case c.level == ChangeNone:
-			switch {
-			case ms.scalar == 0:
-				c.strict(path, "expected "+expected+", got "+gotKind(ds.scalar))
-			case dLeaf:
-				for _, t := range ds.scalar.withoutNull().Types() {
-					if !AssignableTo(t, ms.scalar) {
-						c.mismatch(path, t, ms.scalar)
-					}
+			if ms.scalar == 0 {
+				c.strict(path, "expected "+expected+", got "+gotKind(dt))
+				break
+			}
+			for _, t := range dt.Types() {
+				if !AssignableTo(t, ms.scalar) {
+					c.mismatch(path, t, ms.scalar)
 				}
 			}
-		case dLeaf && mLeaf:
-			if ms.scalar.Union(ds.scalar) != ms.scalar {
+		case mLeaf:
+			if ms.scalar.Union(dt) != ms.scalar {
 				c.need(ChangeType, path, "type change at "+path)
 			}
-		case dLeaf && mNullOnly:
+		case mNullOnly:
 			c.need(ChangeType, path, "type change at "+path)
-		case dLeaf:
+		default:
 			c.polymorphic(path, kindOf(ms.scalar, ms.obj != nil, ms.arr != nil), "LEAF")
-		case ms.scalar == 0: // null on a container slot never seen null
-			c.need(ChangeType, path, "nullable marker at "+path)
 		}
 	}
 	if ds.obj != nil {
@@ -277,29 +277,26 @@ func (c *checker) array(ma, da *arrayShape, path string) {
 	mTypes, dTypes := ma.elementTypes(), da.elementTypes()
 	mPrim := mTypes.withoutNull() != 0
 	dPrim := dTypes.withoutNull() != 0
-	dNull := dTypes == nullBit
-	if c.level == ChangeNone {
+	// Null elements of an array of containers are absorbed (not printed,
+	// not a change), like null fields.
+	switch {
+	case c.level == ChangeNone:
 		switch {
-		case dPrim && mTypes == 0 && ma.structured():
-			c.strict(ep, "expected "+elemKind(ma)+", got "+gotKind(dTypes))
+		case dPrim && !mPrim && ma.structured():
+			c.strict(ep, "expected "+elemKind(ma)+", got "+gotKind(dTypes.withoutNull()))
 		case dPrim:
 			for _, t := range dTypes.withoutNull().Types() {
 				if !AssignableTo(t, mTypes) {
 					c.mismatch(ep, t, mTypes)
 				}
 			}
-		case dNull && mTypes == 0 && ma.structured():
-			c.strict(ep, "expected "+elemKind(ma)+", got <nil>")
 		}
-	} else {
-		switch {
-		case dPrim && !mPrim && ma.structured():
-			c.polymorphic(ep, elemKindUpper(ma), "LEAF")
-		case dNull && mTypes == 0 && ma.structured():
-			c.need(ChangeArrayElements, path, "nullable marker on array element at "+ep)
-		default:
-			c.positions(ma, da, path)
-		}
+	case dPrim && !mPrim && ma.structured():
+		c.polymorphic(ep, elemKindUpper(ma), "LEAF")
+	case !dPrim && (da.structured() || ma.structured()):
+		// only containers (and nulls) arrived: element shapes below
+	default:
+		c.positions(ma, da, path)
 	}
 	if da.elemObj != nil {
 		switch {

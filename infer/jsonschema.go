@@ -12,12 +12,16 @@ import (
 // integer family to integer, decimals to number, text and temporal types to
 // string (temporal with a format), BOOLEAN to boolean and NULL to null.
 //
+// Every alternative admits null: a TypeSet absorbs NULL once a concrete
+// type is seen, and Check accepts null for every field the model knows, so
+// the schema says the same.
+//
 // Where a slot has several types the reference writes oneOf; svc writes
-// anyOf, because a date string also matches plain {"type":"string"} and
+// anyOf, because a date string also matches plain {"type":["string","null"]} and
 // oneOf would then reject exactly the values the model saw.
 func (m *Model) AppendJSONSchema(dst []byte) []byte {
 	dst = append(dst, `{"$schema":"https://json-schema.org/draft/2020-12/schema",`...)
-	dst = appendObjectSchemaBody(dst, &m.root)
+	dst = appendObjectSchemaBody(dst, &m.root, `"object"`)
 	return append(dst, '}')
 }
 
@@ -29,8 +33,10 @@ func (m *Model) AppendJSONSchemaExport(dst []byte, locked bool) []byte {
 	return append(dst, '}')
 }
 
-func appendObjectSchemaBody(dst []byte, o *objectShape) []byte {
-	dst = append(dst, `"type":"object","properties":{`...)
+func appendObjectSchemaBody(dst []byte, o *objectShape, typ string) []byte {
+	dst = append(dst, `"type":`...)
+	dst = append(dst, typ...)
+	dst = append(dst, `,"properties":{`...)
 	fields := slices.Clone(o.order)
 	slices.SortFunc(fields, func(a, b *slot) int { return strings.Compare(a.name, b.name) })
 	for i, s := range fields {
@@ -47,6 +53,9 @@ func appendObjectSchemaBody(dst []byte, o *objectShape) []byte {
 // appendAlternatives writes the schema of a slot: one alternative per
 // observed type and container shape, in anyOf when there are several.
 func appendAlternatives(dst []byte, scalar TypeSet, obj *objectShape, arr *arrayShape) []byte {
+	if scalar != nullBit {
+		scalar = scalar.withoutNull() // null is admitted by every alternative
+	}
 	n := scalar.Len()
 	if obj != nil {
 		n++
@@ -74,13 +83,13 @@ func appendAlternatives(dst []byte, scalar TypeSet, obj *objectShape, arr *array
 	if obj != nil {
 		sep()
 		dst = append(dst, '{')
-		dst = appendObjectSchemaBody(dst, obj)
+		dst = appendObjectSchemaBody(dst, obj, `["object","null"]`)
 		dst = append(dst, '}')
 	}
 	if arr != nil {
 		sep()
-		dst = append(dst, `{"type":"array","items":`...)
-		dst = appendAlternatives(dst, arr.elementTypes(), arr.elemObj, arr.elemArr)
+		dst = append(dst, `{"type":["array","null"],"items":`...)
+		dst = appendAlternatives(dst, arr.elementTypes().withoutNull(), arr.elemObj, arr.elemArr)
 		dst = append(dst, '}')
 	}
 	if n > 1 {
@@ -92,29 +101,29 @@ func appendAlternatives(dst []byte, scalar TypeSet, obj *objectShape, arr *array
 func typeSchema(t DataType) string {
 	switch {
 	case t.IsInteger():
-		return `{"type":"integer"}`
+		return `{"type":["integer","null"]}`
 	case t.IsNumeric():
-		return `{"type":"number"}`
+		return `{"type":["number","null"]}`
 	}
 	switch t {
 	case LocalDate:
-		return `{"type":"string","format":"date"}`
+		return `{"type":["string","null"],"format":"date"}`
 	case LocalDateTime, ZonedDateTime:
-		return `{"type":"string","format":"date-time"}`
+		return `{"type":["string","null"],"format":"date-time"}`
 	case LocalTime:
-		return `{"type":"string","format":"time"}`
+		return `{"type":["string","null"],"format":"time"}`
 	case Year:
-		return `{"type":"string","format":"year"}`
+		return `{"type":["string","null"],"format":"year"}`
 	case YearMonth:
-		return `{"type":"string","format":"year-month"}`
+		return `{"type":["string","null"],"format":"year-month"}`
 	case UUIDType, TimeUUIDType:
-		return `{"type":"string","format":"uuid"}`
+		return `{"type":["string","null"],"format":"uuid"}`
 	case ByteArray:
-		return `{"type":"string","format":"byte"}`
+		return `{"type":["string","null"],"format":"byte"}`
 	case Boolean:
-		return `{"type":"boolean"}`
+		return `{"type":["boolean","null"]}`
 	case Null:
 		return `{"type":"null"}`
 	}
-	return `{"type":"string"}`
+	return `{"type":["string","null"]}`
 }

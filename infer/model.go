@@ -172,5 +172,15 @@ func (a *arrayShape) hasPrimitives() bool {
 	return false
 }
 
+// hasConcrete reports whether any element seen was a non-null primitive.
+func (a *arrayShape) hasConcrete() bool {
+	for _, t := range a.pos {
+		if t.withoutNull() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // structured reports whether elements were objects or arrays.
 func (a *arrayShape) structured() bool { return a.elemObj != nil || a.elemArr != nil }

@@ -131,7 +131,7 @@ func (e *encoder) object(node int32, o *objectShape) {
 				e.entry(node, false, e.key, e.arrayDesc(a))
 			case a.elemArr != nil:
 				e.entry(node, false, e.key, e.arrayElementDesc(a.width))
-			case a.hasPrimitives():
+			case a.hasConcrete(): // null elements next to containers are absorbed
 				e.entry(node, false, e.key, e.arrayDesc(a))
 			}
 			if a.structured() {
