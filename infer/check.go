@@ -233,6 +233,7 @@ func (c *checker) slot(ms, ds *slot, path string) {
 			c.strict(path, "expected "+strictExpected(ms)+", got object")
 		case mNullOnly:
 			c.need(ChangeType, path, "nullable marker at "+path)
+			c.object(&objectShape{}, ds.obj, path) // its fields are new
 		default:
 			c.polymorphic(path, kindOf(ms.scalar, false, ms.arr != nil), "OBJECT")
 		}
@@ -245,6 +246,7 @@ func (c *checker) slot(ms, ds *slot, path string) {
 			c.strict(path, "expected "+strictExpected(ms)+", got array")
 		case mNullOnly:
 			c.need(ChangeType, path, "nullable marker at "+path)
+			c.array(&arrayShape{}, ds.arr, path)
 		default:
 			c.polymorphic(path, kindOf(ms.scalar, ms.obj != nil, false), "ARRAY")
 		}
@@ -308,6 +310,7 @@ func (c *checker) array(ma, da *arrayShape, path string) {
 			c.polymorphic(ep, elemKindUpperOr(ma, "LEAF"), "OBJECT")
 		default:
 			c.need(ChangeArrayElements, path, "array element type change at "+path)
+			c.object(&objectShape{}, da.elemObj, ep)
 		}
 	}
 	if da.elemArr != nil {
@@ -320,6 +323,7 @@ func (c *checker) array(ma, da *arrayShape, path string) {
 			c.polymorphic(ep, elemKindUpperOr(ma, "LEAF"), "ARRAY")
 		default:
 			c.need(ChangeArrayElements, path, "array element type change at "+path)
+			c.array(&arrayShape{}, da.elemArr, ep)
 		}
 	}
 	if c.level != ChangeNone && da.width > ma.width && !da.hasPrimitives() && da.elemArr != nil {
