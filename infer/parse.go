@@ -281,6 +281,9 @@ func (p *svParser) arrayDescriptor(a *arrayShape, desc []byte, path []byte) erro
 }
 
 func (p *svParser) width(b []byte, path []byte) (int, error) {
+	if len(b) > 9 && len(bytes.Trim(b, "0123456789")) == 0 {
+		return 0, limitError("MaxArrayWidth", p.w.lim.MaxArrayWidth, "array width")
+	}
 	if len(b) == 0 || len(b) > 9 || (len(b) > 1 && b[0] == '0') {
 		return 0, svError("at %s: bad array width %s", quoteForMessage(path), quoteForMessage(b))
 	}
