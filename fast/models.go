@@ -2,6 +2,7 @@ package fast
 
 import (
 	"net/url"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -56,6 +57,48 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 		"setEntityModelChangeLevel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
 			return svc.SetChangeLevel(ctx, t, k, modelPathParam(ctx, "changeLevel"))
 		}),
+		"exportMetadata": func(ctx *fasthttp.RequestCtx) {
+			key, err := modelKeyOf(ctx)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			bp := exportBufs.Get().(*[]byte)
+			out, err := svc.AppendExport(ctx, PrincipalOf(ctx).TenantID, key, modelPathParam(ctx, "converter"), (*bp)[:0])
+			if err != nil {
+				exportBufs.Put(bp)
+				s.writeError(ctx, err)
+				return
+			}
+			ctx.SetContentType("application/json")
+			ctx.SetBody(out)
+			if cap(out) <= maxPooledExport {
+				*bp = out
+				exportBufs.Put(bp)
+			}
+		},
+		"importEntityModel": func(ctx *fasthttp.RequestCtx) {
+			key, err := modelKeyOf(ctx)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			id, err := svc.Import(ctx, PrincipalOf(ctx).TenantID, key,
+				modelPathParam(ctx, "dataFormat"), modelPathParam(ctx, "converter"), ctx.PostBody())
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			// The model id as a bare JSON string (api-surface.md 7.3).
+			ctx.SetContentType("application/json")
+			var buf [40]byte
+			b := append(buf[:0], '"')
+			b = append(b, id...)
+			ctx.SetBody(append(b, '"'))
+		},
+		"validateEntityModel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
+			return svc.Validate(ctx, t, k, ctx.PostBody())
+		}),
 		"setEntityModelUniqueKeys": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
 			return svc.SetUniqueKeys(ctx, t, k, ctx.PostBody())
 		}),
@@ -82,3 +125,9 @@ func modelPathParam(ctx *fasthttp.RequestCtx, name string) string {
 	}
 	return raw
 }
+
+// exportBufs recycles export buffers; exports larger than maxPooledExport
+// are left to the collector so one huge model does not pin memory.
+var exportBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledExport = 1 << 20

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
+	"svc/infer"
 	"svc/storage"
 )
 
@@ -48,6 +49,10 @@ type Service struct {
 	entities   atomic.Pointer[counterBox]
 	maxRetries int
 	cache      parsedCache
+	// limits bound every request document; storedLimits bound the stored
+	// schemas, which legitimately grow past one document's field count.
+	limits       infer.Limits
+	storedLimits infer.Limits
 }
 
 type counterBox struct{ c EntityCounter }
@@ -65,15 +70,21 @@ func WithMaxRetries(n int) Option {
 	}
 }
 
+// WithLimits sets the bounds on request documents.
+func WithLimits(l infer.Limits) Option {
+	return func(s *Service) { s.limits = l }
+}
+
 // New returns a service over store. entities may be nil (no entities
 // anywhere) and set later with SetEntityCounter, because the entity service
 // itself needs this service as its gate.
 func New(store storage.Models, entities EntityCounter, opts ...Option) *Service {
-	s := &Service{store: store, maxRetries: 8}
+	s := &Service{store: store, maxRetries: 8, limits: infer.DefaultLimits()}
 	s.SetEntityCounter(entities)
 	for _, o := range opts {
 		o(s)
 	}
+	s.storedLimits = storedLimits(s.limits)
 	return s
 }
 
@@ -182,3 +193,25 @@ func (s *Service) update(ctx context.Context, tenant string, key storage.ModelKe
 var errUnchanged = errors.New("model: unchanged")
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// storedLimits relaxes the request limits for decoding stored schemas: a
+// model is the union of many documents, so it may hold more fields than
+// any one of them, and it was bounded when each part came in.
+func storedLimits(l infer.Limits) infer.Limits {
+	d := infer.DefaultLimits()
+	if l.MaxFields <= 0 {
+		l.MaxFields = d.MaxFields
+	}
+	l.MaxFields *= 64
+	l.MaxBytes = 1 << 30
+	return l
+}
+
+// xmlMaxNodes bounds XML elements plus attributes; a sample larger than
+// this is not a sample.
+func (s *Service) xmlMaxNodes() int {
+	if s.limits.MaxFields > 0 && s.limits.MaxFields*16 > 1<<18 {
+		return s.limits.MaxFields * 16
+	}
+	return 1 << 18
+}
