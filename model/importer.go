@@ -37,6 +37,11 @@ func (s *Service) Import(ctx context.Context, tenant string, key storage.ModelKe
 	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
+			// The last attempt merged the stored model into sample; start
+			// again from the body against the newer record.
+			if sample, err = s.parseSample(dataFormat, converter, body); err != nil {
+				return "", err
+			}
 			cur, err = s.store.GetModel(ctx, tenant, key)
 			if errors.Is(err, storage.ErrNotFound) {
 				cur = nil
@@ -46,22 +51,22 @@ func (s *Service) Import(ctx context.Context, tenant string, key storage.ModelKe
 				return "", lockedForImport(key)
 			}
 		}
-		var merged *infer.Model
+		// Merge is commutative, so the stored model is merged into the
+		// sample this request owns: no copy of the (larger) stored model.
+		merged := sample
 		if cur == nil {
 			cur = &storage.Model{Tenant: tenant, Key: key, State: Unlocked}
-			merged = sample
 		} else {
 			base, err := s.decoded(cur)
 			if err != nil {
 				return "", err
 			}
-			merged = base.Clone()
-			merged.Merge(sample)
-			if merged.Equal(base) {
-				return ID(key), nil
-			}
+			merged.Merge(base)
 		}
 		schema := merged.AppendSimpleView(nil)
+		if cur.Revision != 0 && bytes.Equal(schema, cur.Schema) {
+			return ID(key), nil // stored schemas are canonical SIMPLE_VIEW bytes
+		}
 		if err := s.recheckKeys(cur, schema, "re-import"); err != nil {
 			return "", err
 		}
