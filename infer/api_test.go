@@ -149,3 +149,30 @@ func TestParseChangeLevel(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentReaders(t *testing.T) {
+	m := mustIngest(t, NewModel(), checkBase)
+	want := export(m)
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var err error
+			for i := 0; i < 200 && err == nil; i++ {
+				if got := export(m); got != want {
+					err = errors.New("export changed: " + got)
+				}
+				if _, cerr := m.Check([]byte(`{"age":"x","zzz":[1]}`), ChangeStructural, Limits{}); cerr != nil {
+					err = cerr
+				}
+				m.AppendJSONSchema(nil)
+				m.Clone()
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync"
 
 	"svc/apierr"
@@ -135,51 +136,119 @@ func docError(err error) error {
 	return badRequest("invalid JSON document", err)
 }
 
-// walkRoot is the inference pass over a document validate accepted.
+// The inference pass runs over a document validate accepted, so it reads
+// the bytes directly instead of through the tokenizer's state machine: no
+// syntax checks, no UTF-8 checks, just the structure.
+
+func (w *walker) ws() {
+	d, p := w.tok.data, w.tok.pos
+	for p < len(d) && d[p] <= ' ' { // only JSON whitespace can be here
+		p++
+	}
+	w.tok.pos = p
+}
+
+// peek returns the next significant byte.
+func (w *walker) peek() byte {
+	w.ws()
+	return w.tok.data[w.tok.pos]
+}
+
+// readString consumes the string at pos and returns its raw body and
+// whether it holds escapes.
+func (w *walker) readString() ([]byte, bool) {
+	d := w.tok.data
+	start := w.tok.pos + 1
+	i := start
+	escaped := false
+	for {
+		for i+8 <= len(d) {
+			v := binary.LittleEndian.Uint64(d[i:])
+			if (hasZero(v^0x2222222222222222)|hasZero(v^0x5C5C5C5C5C5C5C5C))&0x8080808080808080 != 0 {
+				break
+			}
+			i += 8
+		}
+		c := d[i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			escaped = true
+			i += 2
+			continue
+		}
+		i++
+	}
+	w.tok.pos = i + 1
+	return d[start:i], escaped
+}
+
+func (w *walker) readNumber() []byte {
+	d := w.tok.data
+	start := w.tok.pos
+	i := start
+	for i < len(d) && numberByte[d[i]] {
+		i++
+	}
+	w.tok.pos = i
+	return d[start:i]
+}
+
+var numberByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789+-.eE") {
+		t[c] = true
+	}
+	return
+}()
+
 func (w *walker) walkRoot(doc []byte, root *objectShape) {
-	t := &w.tok
-	t.reset(doc, w.lim)
-	t.trusted = true
-	k, _, _ := t.next()
-	if k == tokObjectStart {
+	w.tok.data, w.tok.pos = doc, 0
+	if w.peek() == '{' {
 		w.walkObject(root)
 		return
 	}
-	for {
-		k, _, _ = t.next()
-		if k != tokObjectStart {
-			return
-		}
+	w.tok.pos++ // '['
+	for w.peek() != ']' {
 		w.walkObject(root)
+		if w.peek() == ',' {
+			w.tok.pos++
+		}
 	}
 }
 
+// walkObject reads an object starting at its '{'.
 func (w *walker) walkObject(o *objectShape) {
-	t := &w.tok
+	w.tok.pos++
 	hint := 0
 	for {
-		k, key, _ := t.next()
-		if k != tokKey {
-			return // '}'
+		if w.peek() == '}' {
+			w.tok.pos++
+			return
 		}
-		name := key
-		if t.escaped {
+		key, escaped := w.readString()
+		if escaped {
 			w.keybuf = unescape(w.keybuf[:0], key)
-			name = w.keybuf
+			key = w.keybuf
 		}
 		var s *slot
-		if bytes.IndexByte(name, '.') < 0 {
-			if hint < len(o.order) && o.order[hint].name == string(name) {
+		if bytes.IndexByte(key, '.') < 0 {
+			if hint < len(o.order) && o.order[hint].name == string(key) {
 				s = o.order[hint]
 			} else {
-				s = o.child(name)
+				s = o.child(key)
 				hint = s.idx
 			}
 			hint++
 		} else {
-			s = o.dotted(name)
+			s = o.dotted(key)
 		}
+		w.peek() // ':'
+		w.tok.pos++
 		w.walkValue(s)
+		if w.peek() == ',' {
+			w.tok.pos++
+		}
 	}
 }
 
@@ -197,53 +266,63 @@ func (o *objectShape) dotted(name []byte) *slot {
 }
 
 func (w *walker) walkValue(s *slot) {
-	k, text, _ := w.tok.next()
-	switch k {
-	case tokObjectStart:
+	switch w.peek() {
+	case '{':
 		w.walkObject(s.object())
-	case tokArrayStart:
+	case '[':
 		w.walkArray(s.array())
 	default:
-		s.scalar = s.scalar.Add(fieldClass(w.scalarClass(k, text)))
+		s.scalar = s.scalar.Add(fieldClass(w.scalarClass()))
 	}
 }
 
-// scalarClass classifies a primitive token; integers get their narrowest
-// class, which callers floor where the context requires.
-func (w *walker) scalarClass(k tokenKind, text []byte) DataType {
-	switch k {
-	case tokString:
-		if w.tok.escaped {
-			w.strbuf = unescape(w.strbuf[:0], text)
+// scalarClass reads a primitive at pos and classifies it; integers get
+// their narrowest class, which callers floor where the context requires.
+func (w *walker) scalarClass() DataType {
+	d := w.tok.data
+	switch d[w.tok.pos] {
+	case '"':
+		raw, escaped := w.readString()
+		if escaped {
+			w.strbuf = unescape(w.strbuf[:0], raw)
 			return classifyString(w.strbuf)
 		}
-		return classifyString(text)
-	case tokNumber:
-		return classifyNumber(text)
-	case tokTrue, tokFalse:
+		return classifyString(raw)
+	case 't':
+		w.tok.pos += 4
 		return Boolean
+	case 'f':
+		w.tok.pos += 5
+		return Boolean
+	case 'n':
+		w.tok.pos += 4
+		return Null
 	}
-	return Null
+	return classifyNumber(w.readNumber())
 }
 
+// walkArray reads an array starting at its '['.
 func (w *walker) walkArray(a *arrayShape) {
-	t := &w.tok
+	w.tok.pos++
 	base := len(w.elems)
 	allInt := true
 	for {
-		k, text, _ := t.next()
-		switch k {
-		case tokArrayEnd:
+		switch w.peek() {
+		case ']':
+			w.tok.pos++
 			w.closeArray(a, base, allInt)
 			return
-		case tokObjectStart:
+		case ',':
+			w.tok.pos++
+			continue
+		case '{':
 			allInt = false
 			w.elems = append(w.elems, noPrimitive)
 			if a.elemObj == nil {
 				a.elemObj = &objectShape{}
 			}
 			w.walkObject(a.elemObj)
-		case tokArrayStart:
+		case '[':
 			allInt = false
 			w.elems = append(w.elems, noPrimitive)
 			if a.elemArr == nil {
@@ -251,7 +330,7 @@ func (w *walker) walkArray(a *arrayShape) {
 			}
 			w.walkArray(a.elemArr)
 		default:
-			c := w.scalarClass(k, text)
+			c := w.scalarClass()
 			if !c.IsInteger() {
 				allInt = false
 			}

@@ -28,6 +28,14 @@ const expSaturation = 1 << 40
 // classifyNumber returns the narrowest class of a syntactically valid JSON
 // number literal. Callers apply the INTEGER floor where the context needs it.
 func classifyNumber(b []byte) DataType {
+	if t, ok := classifyShort(b); ok {
+		return t
+	}
+	return classifyDigits(b)
+}
+
+// classifyDigits is the general classification from the literal's digits.
+func classifyDigits(b []byte) DataType {
 	i := 0
 	neg := false
 	if b[0] == '-' {
@@ -170,4 +178,56 @@ func fieldClass(t DataType) DataType {
 		return Integer
 	}
 	return t
+}
+
+// classifyShort answers the common literals without the general digit
+// analysis: integers of up to 18 digits and plain decimals of up to 15
+// digits whose last fraction digit is not zero.
+func classifyShort(b []byte) (DataType, bool) {
+	i := 0
+	neg := b[0] == '-'
+	if neg {
+		i = 1
+	}
+	var v int64
+	start := i
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int64(c-'0')
+		if i-start >= 18 {
+			return 0, false
+		}
+	}
+	if i == len(b) {
+		if neg {
+			v = -v
+		}
+		switch {
+		case v >= -128 && v <= 127:
+			return Byte, true
+		case v >= -32768 && v <= 32767:
+			return Short, true
+		case v >= -1<<31 && v <= 1<<31-1:
+			return Integer, true
+		}
+		return Long, true
+	}
+	if b[i] != '.' {
+		return 0, false
+	}
+	digits := i - start
+	for i++; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false // exponent
+		}
+		digits++
+	}
+	if digits > 15 || b[len(b)-1] == '0' {
+		return 0, false
+	}
+	return Double, true
 }

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 
 	"svc/apierr"
@@ -263,6 +264,15 @@ func (t *tokenizer) str() ([]byte, error) {
 	i := start
 	t.escaped = false
 	for {
+		// Eight bytes at a time while none needs attention: no quote,
+		// backslash, control character or non-ASCII byte.
+		for i+8 <= len(d) {
+			v := binary.LittleEndian.Uint64(d[i:])
+			if (hasLess(v, 0x20)|hasZero(v^0x2222222222222222)|hasZero(v^0x5C5C5C5C5C5C5C5C)|v)&0x8080808080808080 != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(d) && strSafe[d[i]] {
 			i++
 		}
@@ -318,6 +328,9 @@ func (t *tokenizer) str() ([]byte, error) {
 func (t *tokenizer) skipSpace() {
 	d := t.data
 	i := t.pos
+	if i < len(d) && d[i] > ' ' {
+		return // compact JSON: the common case
+	}
 	for i < len(d) {
 		switch d[i] {
 		case ' ', '\t', '\n', '\r':
@@ -327,6 +340,15 @@ func (t *tokenizer) skipSpace() {
 		break
 	}
 	t.pos = i
+}
+
+// hasZero and hasLess are the classic SWAR tests: the high bit of a result
+// byte is set where a byte of v is zero / below n (exact as to whether any
+// such byte exists).
+func hasZero(v uint64) uint64 { return (v - 0x0101010101010101) &^ v & 0x8080808080808080 }
+
+func hasLess(v uint64, n byte) uint64 {
+	return (v - 0x0101010101010101*uint64(n)) &^ v & 0x8080808080808080
 }
 
 func isHex(c byte) bool {
