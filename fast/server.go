@@ -19,6 +19,7 @@ import (
 	"svc/entity"
 	"svc/help"
 	"svc/iam"
+	"svc/model"
 	"svc/storage"
 )
 
@@ -46,7 +47,9 @@ type Deps struct {
 	Ready func() bool
 	// Models stores entity models; nil leaves the model API at 501.
 	Models storage.Models
-	Log    *slog.Logger
+	// Model is the model API (/model/…); nil leaves it at 501.
+	Model *model.Service
+	Log   *slog.Logger
 }
 
 // Server is the main API listener plus the admin listener.

@@ -13,6 +13,7 @@ import (
 	"svc/config"
 	"svc/fast"
 	"svc/help"
+	"svc/model"
 )
 
 func serve() int {
@@ -28,12 +29,16 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	// The entity service gates writes through modelSvc (Admit) and must
+	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
+	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
 	srv, err := fast.New(cfg, fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
 		Ready:   st.Ready,
 		Models:  st.Models,
+		Model:   modelSvc,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
