@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"svc/config"
+	"svc/entity"
 	"svc/fast"
 	"svc/help"
 	"svc/model"
@@ -32,6 +33,9 @@ func serve() int {
 	// The entity service gates writes through modelSvc (Admit) and must
 	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
 	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
+	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
+		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON))
+	modelSvc.SetEntityCounter(entitySvc)
 	srv, err := fast.New(cfg, fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
@@ -39,6 +43,8 @@ func serve() int {
 		Ready:   st.Ready,
 		Models:  st.Models,
 		Model:   modelSvc,
+
+		Entities: entitySvc,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

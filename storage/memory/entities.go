@@ -222,11 +222,21 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		undo()
 		return time.Time{}, err
 	}
+	// Documents are copied into one block per transaction: callers reuse
+	// their buffers (fasthttp request bodies), and one allocation serves a
+	// whole chunk.
+	size := 0
+	for i := range tx.Writes {
+		size += len(tx.Writes[i].Data)
+	}
+	arena := make([]byte, 0, size)
 	at := s.now()
 	for i := range tx.Writes {
 		w, r := &tx.Writes[i], recs[i]
 		p := r.part
-		nr := rev{data: w.Data, state: w.State, transition: w.Transition, user: tx.User, txID: tx.ID, at: at, change: chUpdated}
+		start := len(arena)
+		arena = append(arena, w.Data...)
+		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, txID: tx.ID, at: at, change: chUpdated}
 		switch {
 		case w.Delete:
 			nr.change, nr.data, nr.state = chDeleted, nil, r.revs[len(r.revs)-1].state

@@ -61,6 +61,13 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 			e.ChangeType != storage.ChangeCreated || e.Transition != "loopback" || e.Deleted {
 			t.Fatalf("after create: %+v (commit %v)", e, t1)
 		}
+		// The store keeps its own copy: callers reuse their buffers.
+		for i := range tx1.Writes[0].Data {
+			tx1.Writes[0].Data[i] = 'X'
+		}
+		if e, _ := s.Get(ctx, "t1", id); string(e.Data) != `{"a":1,"n":12345678901234567890.5}` {
+			t.Fatalf("store aliases the caller's buffer: %s", e.Data)
+		}
 		tx2, t2, err := update(s, "t1", id, 1, "CREATED", `{"a":2}`)
 		if err != nil {
 			t.Fatal(err)
