@@ -166,7 +166,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 				VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9))
 				INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
 				VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11)`,
-				tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, string(w.Data), tx.User, w.Data)
+				tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data)
 		}
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: inserting entities: %w", err)
@@ -180,7 +180,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		for _, i := range updates {
 			w := &tx.Writes[i]
 			l := cur[w.ID]
-			change, state, doc := storage.ChangeUpdated, w.State, any(string(w.Data))
+			change, state, doc := storage.ChangeUpdated, w.State, any(jsonDoc(w.Data))
 			var data []byte = w.Data
 			if w.Delete {
 				change, doc, data = storage.ChangeDeleted, nil, nil
@@ -214,7 +214,7 @@ func (s *Entities) copyCreates(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, 
 		}
 		w := &tx.Writes[creates[n]]
 		n++
-		return []any{tx.Tenant, w.ID, w.Model.Name, int32(w.Model.Version), w.State, int64(1), tx.ID, w.Transition, now, now, string(w.Data)}, nil
+		return []any{tx.Tenant, w.ID, w.Model.Name, int32(w.Model.Version), w.State, int64(1), tx.ID, w.Transition, now, now, jsonDoc(w.Data)}, nil
 	}))
 	if err != nil {
 		return fmt.Errorf("postgres: copying entities: %w", err)
@@ -300,8 +300,9 @@ func (s *Entities) History(ctx context.Context, tenant string, id [16]byte) ([]s
 }
 
 // asAt selects the revisions of a model live at $4.
-const asAt = `SELECT * FROM (SELECT DISTINCT ON (r.id) ` + revSelect + ` FROM entity_revisions r
-	WHERE r.tenant = $1 AND r.model_name = $2 AND r.model_version = $3 AND r.at_ns <= $4
+const asAt = `SELECT * FROM (SELECT DISTINCT ON (r.id) ` + revSelect + ` FROM entities e JOIN entity_revisions r
+	ON r.tenant = e.tenant AND r.id = e.id
+	WHERE e.tenant = $1 AND e.model_name = $2 AND e.model_version = $3 AND r.at_ns <= $4
 	ORDER BY r.id, r.version DESC) r WHERE r.change_type <> 'DELETED'`
 
 const current = `SELECT ` + revSelect + ` FROM entities e JOIN entity_revisions r
@@ -404,3 +405,7 @@ func (s *Entities) CountByState(ctx context.Context, tenant string, model storag
 	}
 	return out, rows.Err()
 }
+
+// jsonDoc hands a document to a jsonb parameter as its JSON text without a
+// string copy (pgx sends []byte to json/jsonb verbatim).
+func jsonDoc(b []byte) []byte { return b }
