@@ -16,8 +16,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/config"
+	"svc/entity"
 	"svc/help"
 	"svc/iam"
+	"svc/model"
 	"svc/storage"
 )
 
@@ -39,11 +41,15 @@ type Deps struct {
 	Auth    Authenticator
 	Help    *help.Tree
 	Version string
+	// Entities is the entity API (/entity/…, stats); nil leaves it at 501.
+	Entities *entity.Service
 	// Ready reports whether storage is up, for /readyz.
 	Ready func() bool
 	// Models stores entity models; nil leaves the model API at 501.
 	Models storage.Models
-	Log    *slog.Logger
+	// Model is the model API (/model/…); nil leaves it at 501.
+	Model *model.Service
+	Log   *slog.Logger
 }
 
 // Server is the main API listener plus the admin listener.

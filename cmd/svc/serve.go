@@ -11,8 +11,10 @@ import (
 	"syscall"
 
 	"svc/config"
+	"svc/entity"
 	"svc/fast"
 	"svc/help"
+	"svc/model"
 )
 
 func serve() int {
@@ -28,12 +30,21 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	// The entity service gates writes through modelSvc (Admit) and must
+	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
+	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
+	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
+		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON))
+	modelSvc.SetEntityCounter(entitySvc)
 	srv, err := fast.New(cfg, fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
 		Ready:   st.Ready,
 		Models:  st.Models,
+		Model:   modelSvc,
+
+		Entities: entitySvc,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

@@ -14,6 +14,8 @@ import (
 // SVC_STORAGE_BACKEND.
 type stores struct {
 	Models storage.Models
+	// Entities holds entities and their revisions.
+	Entities storage.Entities
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -39,7 +41,8 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			return nil, err
 		}
 		return &stores{
-			Models: db.Models(),
+			Models:   db.Models(),
+			Entities: db.Entities(),
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -48,7 +51,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Ready: func() bool { return true }, Close: func() {}}, nil
+		return &stores{Models: memory.NewModels(), Entities: memory.NewEntities(), Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

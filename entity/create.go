@@ -1,0 +1,281 @@
+package entity
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"svc/apierr"
+	"svc/storage"
+)
+
+// Chunk is one committed transaction of a write request.
+type Chunk struct {
+	TxID   [16]byte
+	IDs    [][16]byte
+	Failed []Failure // items isolated by a stale ifMatch (collection update)
+}
+
+// Failure is one isolated item of a collection update.
+type Failure struct {
+	ID    [16]byte
+	Index int // within its chunk
+	Err   *apierr.Error
+}
+
+// Result is the outcome of a chunked write: the committed chunks in commit
+// order and, when a later chunk failed, its error (earlier chunks stay
+// durable; later ones were not attempted).
+type Result struct {
+	Chunks   []Chunk
+	Err      *apierr.Error
+	ErrChunk int
+}
+
+// ValidWindow checks transactionWindow (0 < w ≤ 1000).
+func ValidWindow(w int) error {
+	if w <= 0 || w > MaxWindow {
+		return apierr.New(apierr.BadRequest, "transactionWindow must be in (0, "+strconv.Itoa(MaxWindow)+"]",
+			apierr.P("parameter", "transactionWindow"), apierr.P("invalidValue", strconv.Itoa(w)))
+	}
+	return nil
+}
+
+// runChunks commits n items in chunks of window through commit; the first
+// chunk's failure is the request's error.
+func runChunks(n, window int, commit func(lo, hi int) (Chunk, error)) (*Result, error) {
+	res := &Result{}
+	for k, lo := 0, 0; lo < n || (n == 0 && k == 0); k, lo = k+1, lo+window {
+		hi := min(lo+window, n)
+		c, err := commit(lo, hi)
+		if err != nil {
+			if k == 0 {
+				return nil, err
+			}
+			res.Err, res.ErrChunk = AsAPI(err), k
+			break
+		}
+		res.Chunks = append(res.Chunks, c)
+		if n == 0 {
+			break
+		}
+	}
+	return res, nil
+}
+
+// toJSON turns a body of format into JSON.
+func (s *Service) toJSON(format string, body []byte) ([]byte, error) {
+	switch format {
+	case "JSON":
+		return body, nil
+	case "XML":
+		if s.xmlToJSON == nil {
+			return nil, badRequest("unsupported format")
+		}
+		out, err := s.xmlToJSON(body)
+		if err != nil {
+			if _, ok := apierr.As(err); ok {
+				return nil, err
+			}
+			return nil, badRequest("invalid XML")
+		}
+		return out, nil
+	}
+	return nil, badRequest("unsupported format")
+}
+
+// Create serves POST /entity/{format}/{name}/{version}: an object creates
+// one entity, a JSON array one entity per element in chunks of window.
+func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, format string, body []byte, window int) (*Result, error) {
+	if format != "JSON" && format != "XML" {
+		return nil, badRequest("unsupported format")
+	}
+	m, err := s.lockedModel(ctx, a.Tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.toJSON(format, body)
+	if err != nil {
+		return nil, err
+	}
+	doc = bytes.TrimSpace(doc)
+	var docs [][]byte
+	if format == "JSON" && len(doc) > 0 && doc[0] == '[' {
+		if !json.Valid(doc) {
+			return nil, badRequest("invalid JSON")
+		}
+		docs = splitArray(doc)
+		for i, d := range docs {
+			if d[0] != '{' {
+				return nil, badRequest("invalid JSON: element " + strconv.Itoa(i) + " is not an object")
+			}
+		}
+	} else {
+		if len(doc) == 0 || doc[0] != '{' || !json.Valid(doc) {
+			return nil, badRequest("invalid JSON")
+		}
+		docs = [][]byte{doc}
+	}
+	return runChunks(len(docs), window, func(lo, hi int) (Chunk, error) {
+		items := make([]newItem, hi-lo)
+		for i := range items {
+			items[i] = newItem{model: m, data: docs[lo+i]}
+		}
+		return s.commitCreates(ctx, a, items, -1)
+	})
+}
+
+type newItem struct {
+	model *storage.Model
+	data  []byte
+}
+
+// commitCreates admits, settles and commits one chunk of new entities.
+// Item errors are numbered from base within the request; base < 0 leaves
+// them unnumbered (single-model create).
+func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, base int) (Chunk, error) {
+	prefix := base >= 0
+	// Admit per model, all documents of a model at once; on failure find
+	// the first offending item so the error can name it.
+	for i := 0; i < len(items); {
+		j := i
+		var docs [][]byte
+		for ; j < len(items) && items[j].model == items[i].model; j++ {
+			docs = append(docs, items[j].data)
+		}
+		if err := s.gate.Admit(ctx, a.Tenant, items[i].model.Key, docs); err != nil {
+			if !prefix {
+				return Chunk{}, err
+			}
+			for k := i; k < j; k++ {
+				if e := s.gate.Admit(ctx, a.Tenant, items[k].model.Key, docs[k-i:k-i+1]); e != nil {
+					return Chunk{}, itemErr(base+k, e)
+				}
+			}
+			return Chunk{}, itemErr(base+i, err)
+		}
+		i = j
+	}
+	txID, err := newTimeID()
+	if err != nil {
+		return Chunk{}, err
+	}
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
+	ids := make([][16]byte, len(items))
+	for i, it := range items {
+		state, data, err := s.wf.OnCreate(ctx, a.Tenant, it.model, it.data)
+		if err != nil {
+			if prefix {
+				err = itemErr(base+i, err)
+			}
+			return Chunk{}, err
+		}
+		if ids[i], err = newTimeID(); err != nil {
+			return Chunk{}, err
+		}
+		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: state, Data: data, Transition: "loopback"}
+	}
+	if _, err := s.store.Commit(ctx, tx); err != nil {
+		return Chunk{}, err
+	}
+	return Chunk{TxID: txID, IDs: ids}, nil
+}
+
+// collectionItem is one element of POST /entity/{format}.
+type collectionItem struct {
+	Model *struct {
+		Name    string `json:"name"`
+		Version int    `json:"version"`
+	} `json:"model"`
+	Payload *string `json:"payload"`
+}
+
+// CreateCollection serves POST /entity/{format}: items of possibly
+// different models, each payload a JSON-encoded string. Every item of a
+// chunk is checked before its transaction begins.
+func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, window int) (*Result, error) {
+	var items []collectionItem
+	if err := json.Unmarshal(body, &items); err != nil {
+		return nil, badRequest("invalid JSON array")
+	}
+	if items == nil && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
+		return nil, badRequest("invalid JSON array")
+	}
+	cache := map[storage.ModelKey]*storage.Model{}
+	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {
+		chunk := make([]newItem, hi-lo)
+		for i := lo; i < hi; i++ {
+			it := &items[i]
+			if it.Model == nil || it.Model.Name == "" {
+				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": missing model")
+			}
+			if it.Payload == nil {
+				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+			}
+			key := storage.ModelKey{Name: it.Model.Name, Version: it.Model.Version}
+			m := cache[key]
+			if m == nil {
+				var err error
+				if m, err = s.lockedModel(ctx, a.Tenant, key); err != nil {
+					return Chunk{}, itemErr(i, err)
+				}
+				cache[key] = m
+			}
+			p := bytes.TrimSpace([]byte(*it.Payload))
+			if len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+			}
+			chunk[i-lo] = newItem{model: m, data: p}
+		}
+		return s.commitCreates(ctx, a, chunk, lo)
+	})
+}
+
+// splitArray returns the elements of a valid JSON array, without copying.
+func splitArray(b []byte) [][]byte {
+	var out [][]byte
+	i := 1
+	skip := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i < len(b) && b[i] == ']' {
+		return out
+	}
+	for i < len(b) {
+		skip()
+		start, depth := i, 0
+	scan:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				for i++; i < len(b) && b[i] != '"'; i++ {
+					if b[i] == '\\' {
+						i++
+					}
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					break scan
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					break scan
+				}
+			}
+		}
+		out = append(out, bytes.TrimRight(b[start:i], " \t\r\n"))
+		if i >= len(b) || b[i] == ']' {
+			break
+		}
+		i++ // the comma
+	}
+	return out
+}

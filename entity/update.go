@@ -1,0 +1,283 @@
+package entity
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"mime"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+	"github.com/google/uuid"
+
+	"svc/apierr"
+	"svc/storage"
+)
+
+func modified(id [16]byte) *apierr.Error {
+	return apierr.New("ENTITY_MODIFIED", "entity has been modified since last read", apierr.P("entityId", uuid.UUID(id).String()))
+}
+
+// ifMatchHolds compares an If-Match value to the entity's current
+// transaction id; surrounding quotes are stripped (harmless, accepted).
+func ifMatchHolds(e *storage.Entity, v string) bool {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	id, err := uuid.Parse(v)
+	return err == nil && [16]byte(id) == e.TxID
+}
+
+func objectJSON(b []byte) ([]byte, bool) {
+	b = bytes.TrimSpace(b)
+	return b, len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+func transitionName(t string) string {
+	if t == "" {
+		return "loopback"
+	}
+	return t
+}
+
+// revise validates data for e's model, runs the workflow and builds the
+// write; strict validation never widens the model (merge patch).
+func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, transition string, data []byte, strict bool) (storage.Write, error) {
+	m, err := s.model(ctx, a.Tenant, e.Model)
+	if err != nil {
+		return storage.Write{}, err
+	}
+	if sg, ok := s.gate.(StrictGate); ok && strict {
+		err = sg.Validate(ctx, a.Tenant, e.Model, data)
+	} else {
+		err = s.gate.Admit(ctx, a.Tenant, e.Model, [][]byte{data})
+	}
+	if err != nil {
+		return storage.Write{}, err
+	}
+	state, out, err := s.wf.OnUpdate(ctx, a.Tenant, m, e.State, transition, data)
+	if err != nil {
+		return storage.Write{}, err
+	}
+	return storage.Write{ID: e.ID, Model: e.Model, State: state, Data: out, Transition: transitionName(transition), ExpectVersion: e.Version}, nil
+}
+
+func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]byte, error) {
+	txID, err := newTimeID()
+	if err != nil {
+		return txID, err
+	}
+	_, err = s.store.Commit(ctx, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}})
+	if errors.Is(err, storage.ErrNotFound) {
+		return txID, EntityNotFound(w.ID)
+	}
+	return txID, err
+}
+
+// Update serves PUT /entity/{format}/{id}[/{transition}]: full replacement
+// through the named transition or the loopback. A non-empty ifMatch must
+// equal the entity's current transaction id (412 otherwise); a writer that
+// commits in between makes this one fail with CONFLICT.
+func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format string, body []byte, transition, ifMatch string) ([16]byte, error) {
+	if format != "JSON" && format != "XML" {
+		return [16]byte{}, badRequest("unsupported format")
+	}
+	doc, err := s.toJSON(format, body)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	doc, ok := objectJSON(doc)
+	if !ok {
+		return [16]byte{}, badRequest("invalid JSON")
+	}
+	e, err := s.load(ctx, a.Tenant, id)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	if ifMatch != "" && !ifMatchHolds(e, ifMatch) {
+		return [16]byte{}, modified(id)
+	}
+	w, err := s.revise(ctx, a, e, transition, doc, false)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	return s.commitOne(ctx, a, w)
+}
+
+// Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
+// merge patch. ifMatch is required ("*" = unconditional, entity must exist).
+func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, contentType string, ifMatch string, body []byte, transition string) ([16]byte, error) {
+	if format != "JSON" {
+		return [16]byte{}, apierr.New("UNSUPPORTED_MEDIA_TYPE", "PATCH accepts the JSON format only")
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch mt {
+	case "application/merge-patch+json", "application/json-patch+json":
+	default:
+		return [16]byte{}, apierr.New("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/merge-patch+json")
+	}
+	if ifMatch == "" {
+		return [16]byte{}, apierr.New("PRECONDITION_REQUIRED",
+			"If-Match is required: send the transactionId from your last read, or * to patch unconditionally")
+	}
+	if mt == "application/json-patch+json" {
+		return [16]byte{}, apierr.New("NOT_IMPLEMENTED", "JSON Patch (RFC 6902) is not supported; use application/merge-patch+json")
+	}
+	patch := bytes.TrimSpace(body)
+	if !json.Valid(patch) {
+		return [16]byte{}, badRequest("invalid JSON")
+	}
+	e, err := s.load(ctx, a.Tenant, id)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	if ifMatch != "*" && !ifMatchHolds(e, ifMatch) {
+		return [16]byte{}, modified(id)
+	}
+	merged, err := MergePatch(e.Data, patch)
+	if err != nil {
+		return [16]byte{}, badRequest("merge patch: " + err.Error())
+	}
+	if len(merged) == 0 || merged[0] != '{' {
+		return [16]byte{}, badRequest("merge patch result is not an object")
+	}
+	w, err := s.revise(ctx, a, e, transition, merged, true)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	return s.commitOne(ctx, a, w)
+}
+
+type updateItem struct {
+	ID         *string `json:"id"`
+	Payload    *string `json:"payload"`
+	Transition string  `json:"transition"`
+	IfMatch    string  `json:"ifMatch"`
+}
+
+// UpdateCollection serves PUT /entity/{format}: replacements in chunks of
+// window, one transaction each. A stale ifMatch isolates its item into the
+// chunk's failures; any other item failure fails the whole chunk.
+func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, body []byte, window int) (*Result, error) {
+	if format != "JSON" {
+		return nil, badRequest("collection update accepts JSON only")
+	}
+	var items []updateItem
+	if err := json.Unmarshal(body, &items); err != nil {
+		return nil, badRequest("invalid JSON array")
+	}
+	if len(items) == 0 {
+		return nil, badRequest("collection is empty")
+	}
+	ids := make([][16]byte, len(items))
+	docs := make([][]byte, len(items))
+	for i := range items {
+		it := &items[i]
+		if it.ID == nil || *it.ID == "" {
+			return nil, badRequest("item " + strconv.Itoa(i) + ": missing id")
+		}
+		u, err := uuid.Parse(*it.ID)
+		if err != nil {
+			return nil, badRequest("item " + strconv.Itoa(i) + ": invalid id")
+		}
+		ids[i] = u
+		if it.Payload == nil {
+			return nil, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+		}
+		d, ok := objectJSON([]byte(*it.Payload))
+		if !ok {
+			return nil, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+		}
+		docs[i] = d
+	}
+	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {
+		txID, err := newTimeID()
+		if err != nil {
+			return Chunk{}, err
+		}
+		tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+		c := Chunk{TxID: txID, IDs: [][16]byte{}}
+		// Several saves of one entity in a transaction make one revision.
+		pending := map[[16]byte]int{}
+		for i := lo; i < hi; i++ {
+			it := &items[i]
+			e, err := s.load(ctx, a.Tenant, ids[i])
+			if err != nil {
+				if _, ok := apierr.As(err); ok {
+					err = apierr.New("ENTITY_NOT_FOUND", "item "+strconv.Itoa(i)+": entity "+uuid.UUID(ids[i]).String()+" not found",
+						apierr.P("entityId", uuid.UUID(ids[i]).String()))
+				}
+				return Chunk{}, err
+			}
+			if it.IfMatch != "" && !ifMatchHolds(e, it.IfMatch) {
+				c.Failed = append(c.Failed, Failure{ID: ids[i], Index: i - lo, Err: modified(ids[i])})
+				continue
+			}
+			if p, ok := pending[e.ID]; ok {
+				e.State = tx.Writes[p].State
+			}
+			w, err := s.revise(ctx, a, e, it.Transition, docs[i], false)
+			if err != nil {
+				return Chunk{}, itemErr(i, err)
+			}
+			if p, ok := pending[e.ID]; ok {
+				tx.Writes[p].State, tx.Writes[p].Data, tx.Writes[p].Transition = w.State, w.Data, w.Transition
+				continue
+			}
+			pending[e.ID] = len(tx.Writes)
+			tx.Writes = append(tx.Writes, w)
+			c.IDs = append(c.IDs, e.ID)
+		}
+		if _, err := s.store.Commit(ctx, tx); err != nil {
+			return Chunk{}, err
+		}
+		return c, nil
+	})
+}
+
+// Deleted is the result of DELETE /entity/{id}.
+type Deleted struct {
+	ID    [16]byte
+	Model storage.ModelKey
+	TxID  [16]byte
+}
+
+// Delete serves DELETE /entity/{id}: a tombstone revision; no workflow runs.
+func (s *Service) Delete(ctx context.Context, a Actor, id [16]byte) (*Deleted, error) {
+	e, err := s.load(ctx, a.Tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	txID, err := s.commitOne(ctx, a, storage.Write{ID: id, Model: e.Model, Delete: true, ExpectVersion: e.Version})
+	if err != nil {
+		return nil, err
+	}
+	return &Deleted{ID: id, Model: e.Model, TxID: txID}, nil
+}
+
+// ModelDeleted is the result of DELETE /entity/{name}/{version}.
+type ModelDeleted struct {
+	ModelID uuid.UUID
+	Matched int64
+	Removed int64
+}
+
+// DeleteByModel serves DELETE /entity/{name}/{version} with an empty body:
+// every live entity of the model, in one transaction.
+func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte) (*ModelDeleted, error) {
+	if _, err := s.model(ctx, a.Tenant, key); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by condition arrives with search; send an empty body to delete every entity of the model")
+	}
+	txID, err := newTimeID()
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := s.store.DeleteModel(ctx, a.Tenant, key, txID, a.User)
+	if err != nil {
+		return nil, err
+	}
+	return &ModelDeleted{ModelID: ModelID(key), Matched: n, Removed: n}, nil
+}

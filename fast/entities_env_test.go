@@ -1,0 +1,283 @@
+package fast
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"svc/config"
+	"svc/entity"
+	"svc/iam"
+	"svc/model"
+	"svc/storage"
+	"svc/storage/memory"
+	"svc/storage/postgres"
+)
+
+// entityEngines are the storage engines every entity API test runs on.
+var entityEngines = []string{"memory", "postgres"}
+
+// entityTenantAuth is a test authenticator: "Bearer <tenant>" acts as user
+// u-<tenant> in that tenant; anything else is 401.
+type entityTenantAuth struct{}
+
+func (entityTenantAuth) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
+	t, ok := strings.CutPrefix(string(ctx.Request.Header.Peek("Authorization")), "Bearer ")
+	if !ok || t == "" {
+		return nil, fmt.Errorf("no bearer")
+	}
+	return &iam.Principal{Kind: "user", UserID: "u-" + t, TenantID: t}, nil
+}
+
+// entityEnv is a running server (model API + entity API) over one engine,
+// reached over loopback.
+type entityEnv struct {
+	t      testing.TB
+	base   string
+	client *http.Client
+	ents   storage.Entities
+	models storage.Models
+	svc    *entity.Service
+}
+
+func entityTestPGURL() string {
+	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// newEntityPostgres creates a uniquely named database for one test and
+// drops it when the test ends.
+func newEntityPostgres(t testing.TB) *postgres.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, entityTestPGURL())
+	if err != nil {
+		t.Fatalf("postgres tests need a server at SVC_TEST_POSTGRES_URL (%s): %v", entityTestPGURL(), err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := "svc_test_fastentity_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(entityTestPGURL())
+	u.Path = "/" + name
+	db, err := postgres.Open(ctx, postgres.Options{URL: u.String(), MaxConns: 8, AcquireTimeout: 5 * time.Second,
+		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("dropping test database: %v", err)
+		}
+		admin.Close(ctx)
+	})
+	return db
+}
+
+func newEntityEnv(t testing.TB, engine string) *entityEnv {
+	t.Helper()
+	var ms storage.Models
+	var es storage.Entities
+	if engine == "postgres" {
+		db := newEntityPostgres(t)
+		ms, es = db.Models(), db.Entities()
+	} else {
+		ms, es = memory.NewModels(), memory.NewEntities()
+	}
+	msvc := model.New(ms, nil)
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50))
+	msvc.SetEntityCounter(esvc)
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &entityEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", client: &http.Client{Transport: tr, Timeout: 60 * time.Second},
+		ents: es, models: ms, svc: esvc}
+}
+
+type entityResp struct {
+	status int
+	ctype  string
+	body   []byte
+}
+
+func (r entityResp) decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("body (%d) does not decode into %T: %v\n%s", r.status, v, err, r.body)
+	}
+}
+
+func (r entityResp) obj(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.decode(t, &m)
+	return m
+}
+
+func (r entityResp) ok(t testing.TB) entityResp {
+	t.Helper()
+	if r.status != 200 {
+		t.Fatalf("status %d, want 200: %s", r.status, r.body)
+	}
+	return r
+}
+
+// problem checks a problem+json answer and returns its properties.
+func (r entityResp) problem(t testing.TB, status int, code string) map[string]any {
+	t.Helper()
+	if r.status != status || r.ctype != "application/problem+json" {
+		t.Fatalf("got %d %s, want %d %s problem+json: %s", r.status, r.ctype, status, code, r.body)
+	}
+	m := r.obj(t)
+	props, _ := m["properties"].(map[string]any)
+	if props["errorCode"] != code {
+		t.Fatalf("errorCode %v, want %s: %s", props["errorCode"], code, r.body)
+	}
+	if d, _ := m["detail"].(string); !strings.HasPrefix(d, code+": ") {
+		t.Fatalf("detail %q does not start with the code", d)
+	}
+	return props
+}
+
+// call sends one request as tenant; hdr are header name/value pairs.
+func (e *entityEnv) call(tenant, method, path string, body []byte, hdr ...string) entityResp {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tenant)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return entityResp{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: b}
+}
+
+// lockedModel imports sample through the model API and locks the model.
+func (e *entityEnv) lockedModel(tenant, name string, version int, sample string) {
+	e.t.Helper()
+	e.call(tenant, "POST", fmt.Sprintf("/model/import/JSON/SAMPLE_DATA/%s/%d", name, version), []byte(sample)).ok(e.t)
+	e.call(tenant, "PUT", fmt.Sprintf("/model/%s/%d/lock", name, version), nil).ok(e.t)
+}
+
+// txResult is one element of a create/update answer.
+type txResult struct {
+	TransactionID string   `json:"transactionId"`
+	EntityIDs     []string `json:"entityIds"`
+	Failed        []struct {
+		EntityID string `json:"entityId"`
+		Error    struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			ItemIndex int    `json:"itemIndex"`
+		} `json:"error"`
+	} `json:"failed"`
+	Error *struct {
+		Code       string `json:"code"`
+		Message    string `json:"message"`
+		ChunkIndex int    `json:"chunkIndex"`
+	} `json:"error"`
+}
+
+type envelope struct {
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+	Meta struct {
+		ID       string `json:"id"`
+		ModelKey struct {
+			Name    string `json:"name"`
+			Version any    `json:"version"`
+		} `json:"modelKey"`
+		State          string  `json:"state"`
+		CreationDate   string  `json:"creationDate"`
+		LastUpdateTime string  `json:"lastUpdateTime"`
+		TransactionID  string  `json:"transactionId"`
+		Transition     *string `json:"transitionForLatestSave"`
+		PointInTime    *string `json:"pointInTime"`
+	} `json:"meta"`
+}
+
+// create posts one object and returns the entity id and transaction id.
+func (e *entityEnv) create(tenant, name string, version int, doc string) (id, tx string) {
+	e.t.Helper()
+	var res []txResult
+	e.call(tenant, "POST", fmt.Sprintf("/entity/JSON/%s/%d", name, version), []byte(doc)).ok(e.t).decode(e.t, &res)
+	if len(res) != 1 || len(res[0].EntityIDs) != 1 {
+		e.t.Fatalf("create answer %+v", res)
+	}
+	return res[0].EntityIDs[0], res[0].TransactionID
+}
+
+func (e *entityEnv) get(tenant, path string) envelope {
+	e.t.Helper()
+	var env envelope
+	e.call(tenant, "GET", path, nil).ok(e.t).decode(e.t, &env)
+	return env
+}
+
+// with binds the environment to a subtest, so failures stop the subtest.
+func (e *entityEnv) with(t testing.TB) *entityEnv {
+	c := *e
+	c.t = t
+	return &c
+}

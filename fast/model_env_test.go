@@ -1,0 +1,230 @@
+package fast
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"svc/config"
+	"svc/iam"
+	"svc/model"
+	"svc/storage"
+	"svc/storage/memory"
+	"svc/storage/postgres"
+)
+
+// modelEngines are the storage engines every model API test runs on.
+var modelEngines = []string{"memory", "postgres"}
+
+// tokenTenants is a test authenticator: "Bearer <tenant>" acts in that
+// tenant, anything else is 401.
+type tokenTenants struct{}
+
+func (tokenTenants) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
+	h := string(ctx.Request.Header.Peek("Authorization"))
+	t, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || t == "" {
+		return nil, fmt.Errorf("no bearer")
+	}
+	return &iam.Principal{Kind: "user", UserID: "u-" + t, TenantID: t, Roles: []string{iam.RoleAdmin}}, nil
+}
+
+// stubEntityCounter is a test double for the entity store's count.
+type stubEntityCounter struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (c *stubEntityCounter) set(tenant string, key storage.ModelKey, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[fmt.Sprintf("%s/%s/%d", tenant, key.Name, key.Version)] = n
+}
+
+func (c *stubEntityCounter) CountEntities(_ context.Context, tenant string, key storage.ModelKey) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[fmt.Sprintf("%s/%s/%d", tenant, key.Name, key.Version)], nil
+}
+
+// modelEnv is a running server over one engine, reached over loopback.
+type modelEnv struct {
+	t        testing.TB
+	base     string
+	store    storage.Models
+	svc      *model.Service
+	entities *stubEntityCounter
+	client   *http.Client
+}
+
+func pgTestURL() string {
+	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// newPostgresModels creates a uniquely named database for one top-level
+// test and drops it when the test ends (the fast package has no TestMain
+// of its own, so areas sharing it do not collide on one).
+func newPostgresModels(t testing.TB) storage.Models {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, pgTestURL())
+	if err != nil {
+		t.Fatalf("postgres tests need a server at SVC_TEST_POSTGRES_URL (%s): %v", pgTestURL(), err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := "svc_test_fastmodel_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(pgTestURL())
+	u.Path = "/" + name
+	db, err := postgres.Open(ctx, postgres.Options{URL: u.String(), MaxConns: 8, AcquireTimeout: 5 * time.Second,
+		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("dropping test database: %v", err)
+		}
+		admin.Close(ctx)
+	})
+	return db.Models()
+}
+
+func newModelStore(t testing.TB, engine string) storage.Models {
+	if engine == "postgres" {
+		return newPostgresModels(t)
+	}
+	return memory.NewModels()
+}
+
+func newModelEnv(t testing.TB, engine string) *modelEnv {
+	t.Helper()
+	store := newModelStore(t, engine)
+	ents := &stubEntityCounter{}
+	svc := model.New(store, ents)
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Auth: tokenTenants{}, Model: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
+	tr := &http.Transport{MaxIdleConnsPerHost: 8}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &modelEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", store: store, svc: svc, entities: ents,
+		client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+type apiResp struct {
+	status int
+	ctype  string
+	body   []byte
+}
+
+func (r apiResp) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
+	}
+	return m
+}
+
+// problem checks a problem+json answer and returns its properties.
+func (r apiResp) problem(t testing.TB, status int, code string) map[string]any {
+	t.Helper()
+	if r.status != status || r.ctype != "application/problem+json" {
+		t.Fatalf("got %d %s, want %d problem+json: %s", r.status, r.ctype, status, r.body)
+	}
+	m := r.json(t)
+	props, _ := m["properties"].(map[string]any)
+	if props["errorCode"] != code {
+		t.Fatalf("errorCode %v, want %s: %s", props["errorCode"], code, r.body)
+	}
+	if !strings.HasPrefix(m["detail"].(string), code+": ") {
+		t.Fatalf("detail %q does not start with the code", m["detail"])
+	}
+	return props
+}
+
+// call sends one request as tenant ("" sends no token).
+func (e *modelEnv) call(tenant, method, path string, body []byte) apiResp {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if tenant != "" {
+		req.Header.Set("Authorization", "Bearer "+tenant)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return apiResp{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: b}
+}
+
+// seed stores a model directly, bypassing import.
+func (e *modelEnv) seed(tenant, name string, version int, state string, schema string) {
+	e.t.Helper()
+	m := &storage.Model{Tenant: tenant, Key: storage.ModelKey{Name: name, Version: version}, State: state, Schema: []byte(schema)}
+	if err := e.store.PutModel(context.Background(), m); err != nil {
+		e.t.Fatal(err)
+	}
+}

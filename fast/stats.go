@@ -1,0 +1,198 @@
+package fast
+
+import (
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"svc/entity"
+	"svc/storage"
+)
+
+func init() { registerArea(statsHandlers) }
+
+// statsHandlers serves /entity/stats… from the entity service.
+func statsHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	svc := s.deps.Entities
+	if svc == nil {
+		return nil
+	}
+	h := &entityAPI{s: s, svc: svc}
+	return map[string]fasthttp.RequestHandler{
+		"getEntityStatistics":                  h.stats,
+		"getEntityStatisticsForModel":          h.statsForModel,
+		"getEntityStatisticsByState":           h.statsByState,
+		"getEntityStatisticsByStateForModel":   h.statsByState,
+		"queryGroupedEntityStatisticsForModel": h.groupedStats,
+	}
+}
+
+func appendModelCount(b []byte, c entity.ModelCount) []byte {
+	b = append(b, `{"modelName":`...)
+	b = appendJSONString(b, c.Key.Name)
+	b = append(b, `,"modelVersion":`...)
+	b = strconv.AppendInt(b, int64(c.Key.Version), 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, c.Count, 10)
+	return append(b, '}')
+}
+
+func (h *entityAPI) stats(ctx *fasthttp.RequestCtx) {
+	at, err := queryInstant(ctx, "pointInTime")
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	cs, err := h.svc.CountByModel(ctx, PrincipalOf(ctx).TenantID, at)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	h.send(ctx, func(b []byte) []byte {
+		b = append(b, '[')
+		for i, c := range cs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendModelCount(b, c)
+		}
+		return append(b, ']')
+	})
+}
+
+func (h *entityAPI) statsForModel(ctx *fasthttp.RequestCtx) {
+	key, err := entityKey(ctx)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	at, err := queryInstant(ctx, "pointInTime")
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	c, err := h.svc.CountForModel(ctx, PrincipalOf(ctx).TenantID, key, at)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	h.send(ctx, func(b []byte) []byte { return appendModelCount(b, c) })
+}
+
+// statsByState serves both by-state forms; the model is present when the
+// route binds {entityName}/{modelVersion}. states is a repeated parameter
+// (?states=A&states=B); "?states=" selects the empty state.
+func (h *entityAPI) statsByState(ctx *fasthttp.RequestCtx) {
+	var key *storage.ModelKey
+	if ctx.UserValue("modelVersion") != nil {
+		k, err := entityKey(ctx)
+		if err != nil {
+			h.fail(ctx, err)
+			return
+		}
+		key = &k
+	}
+	var filter entity.StateFilter
+	if vs := ctx.QueryArgs().PeekMulti("states"); len(vs) > 0 {
+		filter = make(entity.StateFilter, len(vs))
+		for i, v := range vs {
+			filter[i] = string(v)
+		}
+	}
+	if err := entity.CheckStates(filter); err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	at, err := queryInstant(ctx, "pointInTime")
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	cs, err := h.svc.CountByState(ctx, PrincipalOf(ctx).TenantID, key, filter, at)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	h.send(ctx, func(b []byte) []byte {
+		b = append(b, '[')
+		for i, c := range cs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"modelName":`...)
+			b = appendJSONString(b, c.Model.Name)
+			b = append(b, `,"modelVersion":`...)
+			b = strconv.AppendInt(b, int64(c.Model.Version), 10)
+			b = append(b, `,"state":`...)
+			b = appendJSONString(b, c.State)
+			b = append(b, `,"count":`...)
+			b = strconv.AppendInt(b, c.Count, 10)
+			b = append(b, '}')
+		}
+		return append(b, ']')
+	})
+}
+
+func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
+	// Path parameters are taken raw: a non-numeric version is no model.
+	key := storage.ModelKey{Name: pathText(ctx, "entityName")}
+	v, err := strconv.ParseInt(routeParam(ctx, "modelVersion"), 10, 32)
+	if err != nil {
+		key.Version = -1
+	} else {
+		key.Version = int(v)
+	}
+	b, err := body(ctx)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	g, err := h.svc.GroupedStats(ctx, PrincipalOf(ctx).TenantID, key, b)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	h.send(ctx, func(b []byte) []byte {
+		b = append(b, '[')
+		for i, bk := range g.Buckets {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"groupKey":[`...)
+			for j, p := range bk.Key {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"path":`...)
+				b = appendJSONString(b, p.Path)
+				b = append(b, `,"value":`...)
+				if p.Value == nil {
+					b = append(b, "null"...)
+				} else {
+					b = appendJSONString(b, *p.Value)
+				}
+				b = append(b, '}')
+			}
+			b = append(b, `],"count":`...)
+			b = strconv.AppendInt(b, bk.Count, 10)
+			if len(g.Aliases) > 0 {
+				b = append(b, `,"aggregations":{`...)
+				for j, a := range g.Aliases {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = appendJSONString(b, a)
+					b = append(b, ':')
+					if v := bk.Aggs[j]; v == nil {
+						b = append(b, "null"...)
+					} else {
+						b = strconv.AppendFloat(b, *v, 'g', -1, 64)
+					}
+				}
+				b = append(b, '}')
+			}
+			b = append(b, '}')
+		}
+		return append(b, ']')
+	})
+}

@@ -1,0 +1,86 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"svc/apierr"
+	"svc/infer"
+	"svc/storage"
+)
+
+// Admit checks docs (raw JSON entities) against the LOCKED model key of
+// tenant before an entity write: MODEL_NOT_FOUND (404), MODEL_NOT_LOCKED
+// (409), or infer's INCOMPATIBLE_TYPE / POLYMORPHIC_SLOT / BAD_REQUEST with
+// entityName and entityVersion added. When the model's change level lets
+// the documents widen it, the widened model is persisted (optimistic
+// revision, retried on storage.ErrConflict against the newer model) before
+// Admit returns nil; a rejected batch leaves the model untouched.
+func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey, docs [][]byte) error {
+	for attempt := 0; ; attempt++ {
+		m, err := s.get(ctx, tenant, key)
+		if err != nil {
+			return err
+		}
+		if m.State != Locked {
+			return apierr.New(apierr.ModelNotLocked, "model is not locked", keyProps(key)...)
+		}
+		level, err := infer.ParseChangeLevel(m.ChangeLevel)
+		if err != nil {
+			return fmt.Errorf("stored change level of %s:%d: %w", key.Name, key.Version, err)
+		}
+		base, err := s.decoded(m)
+		if err != nil {
+			return err
+		}
+		cur := base
+		for _, doc := range docs {
+			if len(doc) > MaxBodyBytes {
+				return tooLarge()
+			}
+			widened, err := cur.Check(doc, level, s.limits)
+			if err != nil {
+				return withModelKey(err, key)
+			}
+			if widened != nil {
+				cur = widened
+			}
+		}
+		if cur == base {
+			return nil
+		}
+		schema := cur.AppendSimpleView(nil)
+		if err := s.recheckKeys(m, schema, "the entity's schema change"); err != nil {
+			return err
+		}
+		m.Schema = schema
+		err = s.store.PutModel(ctx, m)
+		if err == nil {
+			s.remember(m, cur)
+			return nil
+		}
+		if !errors.Is(err, storage.ErrConflict) || attempt+1 >= s.maxRetries {
+			return fmt.Errorf("widening model %s:%d: %w", key.Name, key.Version, err)
+		}
+	}
+}
+
+// withModelKey adds entityName and entityVersion to infer's errors. The
+// version is a string, as the reference writes it on INCOMPATIBLE_TYPE.
+func withModelKey(err error, key storage.ModelKey) error {
+	e, ok := apierr.As(err)
+	if !ok {
+		return err
+	}
+	c := *e
+	c.Props = append([]apierr.Prop(nil), e.Props...)
+	for _, p := range c.Props {
+		if p.Key == "entityName" {
+			return &c
+		}
+	}
+	c.Props = append(c.Props, apierr.P("entityName", key.Name), apierr.P("entityVersion", strconv.Itoa(key.Version)))
+	return &c
+}

@@ -1,0 +1,22 @@
+package model
+
+import (
+	"sync"
+
+	"svc/storage"
+)
+
+type cacheKey struct {
+	tenant string
+	key    storage.ModelKey
+}
+
+// parsedCache keeps the last decoded schema of each model with the
+// revision it was decoded from, so Admit decodes a model's SIMPLE_VIEW once
+// per revision instead of once per entity write. A stale entry is never
+// used: every lookup compares the stored revision just read.
+type parsedCache struct{ m sync.Map } // cacheKey → *parsed
+
+func (c *parsedCache) forget(tenant string, key storage.ModelKey) {
+	c.m.Delete(cacheKey{tenant, key})
+}

@@ -1,0 +1,480 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"svc/storage"
+)
+
+// Entities is the in-memory storage.Entities. There is no global lock on
+// the write path: an id index split into shards finds an entity's record,
+// and each (tenant, model) partition has its own lock that guards its
+// records' revisions, its live set and its per-state counters. A commit
+// locks only the partitions it writes, in a fixed order, so writers of
+// different models never wait on each other.
+//
+// Revision documents are immutable once committed and are handed out
+// without copying; callers must not modify Entity.Data.
+type Entities struct {
+	shards  [shardCount]idShard
+	partsMu sync.RWMutex
+	parts   map[partKey]*part
+	// lastNs makes commit instants strictly increasing across the store,
+	// so an entity's revisions are totally ordered in time.
+	lastNs atomic.Int64
+}
+
+const shardCount = 64
+
+type idShard struct {
+	mu sync.RWMutex
+	m  map[[16]byte]*rec
+}
+
+type partKey struct {
+	tenant string
+	model  storage.ModelKey
+}
+
+func (a partKey) less(b partKey) bool {
+	if a.tenant != b.tenant {
+		return a.tenant < b.tenant
+	}
+	if a.model.Name != b.model.Name {
+		return a.model.Name < b.model.Name
+	}
+	return a.model.Version < b.model.Version
+}
+
+// part is one (tenant, model) partition.
+type part struct {
+	key    partKey
+	mu     sync.RWMutex
+	recs   map[[16]byte]*rec // every entity ever created, for as-at reads
+	live   map[[16]byte]*rec
+	states map[string]int64
+}
+
+// rec is one entity; revs is guarded by its partition's lock. A rec with no
+// revisions is a create in flight and is invisible.
+type rec struct {
+	id   [16]byte
+	part *part
+	revs []rev
+}
+
+type rev struct {
+	data       []byte
+	state      string
+	transition string
+	user       string
+	txID       [16]byte
+	at         int64
+	change     uint8
+}
+
+const (
+	chCreated uint8 = iota
+	chUpdated
+	chDeleted
+)
+
+var changeNames = [...]string{storage.ChangeCreated, storage.ChangeUpdated, storage.ChangeDeleted}
+
+func NewEntities() *Entities {
+	e := &Entities{parts: map[partKey]*part{}}
+	for i := range e.shards {
+		e.shards[i].m = map[[16]byte]*rec{}
+	}
+	return e
+}
+
+func (s *Entities) shard(id [16]byte) *idShard {
+	// Time-based ids vary most in their first bytes (v1) or last bytes
+	// (v7); mixing both spreads either kind.
+	return &s.shards[(id[0]^id[15]^id[3])%shardCount]
+}
+
+func (s *Entities) lookup(tenant string, id [16]byte) *rec {
+	sh := s.shard(id)
+	sh.mu.RLock()
+	r := sh.m[id]
+	sh.mu.RUnlock()
+	if r == nil || r.part.key.tenant != tenant {
+		return nil
+	}
+	return r
+}
+
+func (s *Entities) partFor(k partKey, create bool) *part {
+	s.partsMu.RLock()
+	p := s.parts[k]
+	s.partsMu.RUnlock()
+	if p != nil || !create {
+		return p
+	}
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if p = s.parts[k]; p == nil {
+		p = &part{key: k, recs: map[[16]byte]*rec{}, live: map[[16]byte]*rec{}, states: map[string]int64{}}
+		s.parts[k] = p
+	}
+	return p
+}
+
+func (s *Entities) now() int64 {
+	for {
+		last := s.lastNs.Load()
+		t := time.Now().UnixNano()
+		if t <= last {
+			t = last + 1
+		}
+		if s.lastNs.CompareAndSwap(last, t) {
+			return t
+		}
+	}
+}
+
+func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	recs := make([]*rec, len(tx.Writes))
+	var inserted []*rec
+	undo := func() {
+		for _, r := range inserted {
+			sh := s.shard(r.id)
+			sh.mu.Lock()
+			if sh.m[r.id] == r {
+				delete(sh.m, r.id)
+			}
+			sh.mu.Unlock()
+		}
+	}
+	// Resolve records; creates reserve their id with an invisible record.
+	var parts []*part
+	for i := range tx.Writes {
+		w := &tx.Writes[i]
+		if w.Delete && w.ExpectVersion == 0 {
+			undo()
+			return time.Time{}, storage.ErrNotFound
+		}
+		if w.ExpectVersion == 0 {
+			p := s.partFor(partKey{tx.Tenant, w.Model}, true)
+			r := &rec{id: w.ID, part: p}
+			sh := s.shard(w.ID)
+			sh.mu.Lock()
+			_, taken := sh.m[w.ID]
+			if !taken {
+				sh.m[w.ID] = r
+			}
+			sh.mu.Unlock()
+			if taken {
+				undo()
+				return time.Time{}, storage.ErrExists
+			}
+			inserted = append(inserted, r)
+			recs[i] = r
+		} else {
+			r := s.lookup(tx.Tenant, w.ID)
+			if r == nil {
+				undo()
+				return time.Time{}, storage.ErrNotFound
+			}
+			recs[i] = r
+		}
+		parts = appendPart(parts, recs[i].part)
+	}
+	if err := storage.Fault(ctx, "reserved"); err != nil {
+		undo()
+		return time.Time{}, err
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].key.less(parts[j].key) })
+	for _, p := range parts {
+		p.mu.Lock()
+	}
+	unlock := func() {
+		for _, p := range parts {
+			p.mu.Unlock()
+		}
+	}
+	// Validate everything before changing anything.
+	for i := range tx.Writes {
+		w, r := &tx.Writes[i], recs[i]
+		if int64(len(r.revs)) != w.ExpectVersion {
+			unlock()
+			undo()
+			return time.Time{}, storage.ErrConflict
+		}
+		if w.ExpectVersion > 0 && r.revs[len(r.revs)-1].change == chDeleted {
+			unlock()
+			undo()
+			return time.Time{}, storage.ErrConflict
+		}
+	}
+	if err := storage.Fault(ctx, "validated"); err != nil {
+		unlock()
+		undo()
+		return time.Time{}, err
+	}
+	// Documents are copied into one block per transaction: callers reuse
+	// their buffers (fasthttp request bodies), and one allocation serves a
+	// whole chunk.
+	size := 0
+	for i := range tx.Writes {
+		size += len(tx.Writes[i].Data)
+	}
+	arena := make([]byte, 0, size)
+	at := s.now()
+	for i := range tx.Writes {
+		w, r := &tx.Writes[i], recs[i]
+		p := r.part
+		start := len(arena)
+		arena = append(arena, w.Data...)
+		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, txID: tx.ID, at: at, change: chUpdated}
+		switch {
+		case w.Delete:
+			nr.change, nr.data, nr.state = chDeleted, nil, r.revs[len(r.revs)-1].state
+		case w.ExpectVersion == 0:
+			nr.change = chCreated
+		}
+		if len(r.revs) > 0 {
+			p.states[r.revs[len(r.revs)-1].state]--
+		} else {
+			p.recs[r.id] = r
+		}
+		r.revs = append(r.revs, nr)
+		if w.Delete {
+			delete(p.live, r.id)
+		} else {
+			p.live[r.id] = r
+			p.states[nr.state]++
+		}
+	}
+	unlock()
+	return time.Unix(0, at).UTC(), nil
+}
+
+func appendPart(ps []*part, p *part) []*part {
+	for _, q := range ps {
+		if q == p {
+			return ps
+		}
+	}
+	return append(ps, p)
+}
+
+func (r *rec) entity(i int) *storage.Entity {
+	v := &r.revs[i]
+	return &storage.Entity{
+		Tenant: r.part.key.tenant, ID: r.id, Model: r.part.key.model, State: v.state, Data: v.data,
+		Version: int64(i + 1), CreatedAt: time.Unix(0, r.revs[0].at).UTC(), UpdatedAt: time.Unix(0, v.at).UTC(),
+		TxID: v.txID, Transition: v.transition, ChangeType: changeNames[v.change], User: v.user,
+		Deleted: v.change == chDeleted,
+	}
+}
+
+// liveAt is the index of the revision live at ns, or -1.
+func (r *rec) liveAt(ns int64) int {
+	i := sort.Search(len(r.revs), func(i int) bool { return r.revs[i].at > ns }) - 1
+	if i < 0 || r.revs[i].change == chDeleted {
+		return -1
+	}
+	return i
+}
+
+func (s *Entities) Get(_ context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
+	r := s.lookup(tenant, id)
+	if r == nil {
+		return nil, storage.ErrNotFound
+	}
+	r.part.mu.RLock()
+	defer r.part.mu.RUnlock()
+	n := len(r.revs)
+	if n == 0 || r.revs[n-1].change == chDeleted {
+		return nil, storage.ErrNotFound
+	}
+	return r.entity(n - 1), nil
+}
+
+func (s *Entities) GetAt(_ context.Context, tenant string, id [16]byte, at time.Time) (*storage.Entity, error) {
+	r := s.lookup(tenant, id)
+	if r == nil {
+		return nil, storage.ErrNotFound
+	}
+	r.part.mu.RLock()
+	defer r.part.mu.RUnlock()
+	i := r.liveAt(at.UnixNano())
+	if i < 0 {
+		return nil, storage.ErrNotFound
+	}
+	return r.entity(i), nil
+}
+
+func (s *Entities) GetByTx(_ context.Context, tenant string, id, txID [16]byte) (*storage.Entity, error) {
+	r := s.lookup(tenant, id)
+	if r == nil {
+		return nil, storage.ErrNotFound
+	}
+	r.part.mu.RLock()
+	defer r.part.mu.RUnlock()
+	for i := len(r.revs) - 1; i >= 0; i-- {
+		if r.revs[i].txID == txID && r.revs[i].change != chDeleted {
+			return r.entity(i), nil
+		}
+	}
+	return nil, storage.ErrNotFound
+}
+
+func (s *Entities) History(_ context.Context, tenant string, id [16]byte) ([]storage.Entity, error) {
+	r := s.lookup(tenant, id)
+	if r == nil {
+		return nil, storage.ErrNotFound
+	}
+	r.part.mu.RLock()
+	defer r.part.mu.RUnlock()
+	if len(r.revs) == 0 {
+		return nil, storage.ErrNotFound
+	}
+	out := make([]storage.Entity, len(r.revs))
+	for i := range r.revs {
+		out[i] = *r.entity(i)
+		out[i].Data = nil
+	}
+	return out, nil
+}
+
+// snapshot returns the records of a model live at at (or now) with the
+// index of their live revision.
+func (p *part) snapshot(at *time.Time) ([]*rec, []int) {
+	var rs []*rec
+	var idx []int
+	if at == nil {
+		rs = make([]*rec, 0, len(p.live))
+		idx = make([]int, 0, len(p.live))
+		for _, r := range p.live {
+			rs = append(rs, r)
+			idx = append(idx, len(r.revs)-1)
+		}
+		return rs, idx
+	}
+	ns := at.UnixNano()
+	for _, r := range p.recs {
+		if i := r.liveAt(ns); i >= 0 {
+			rs = append(rs, r)
+			idx = append(idx, i)
+		}
+	}
+	return rs, idx
+}
+
+func (s *Entities) List(_ context.Context, tenant string, model storage.ModelKey, at *time.Time, offset, limit int) ([]*storage.Entity, error) {
+	p := s.partFor(partKey{tenant, model}, false)
+	if p == nil || limit <= 0 {
+		return []*storage.Entity{}, nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	rs, idx := p.snapshot(at)
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return bytes.Compare(rs[order[a]].id[:], rs[order[b]].id[:]) < 0 })
+	if offset >= len(order) {
+		return []*storage.Entity{}, nil
+	}
+	order = order[offset:]
+	if len(order) > limit {
+		order = order[:limit]
+	}
+	out := make([]*storage.Entity, len(order))
+	for i, o := range order {
+		out[i] = rs[o].entity(idx[o])
+	}
+	return out, nil
+}
+
+func (s *Entities) Scan(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, fn func(*storage.Entity) error) error {
+	p := s.partFor(partKey{tenant, model}, false)
+	if p == nil {
+		return nil
+	}
+	p.mu.RLock()
+	rs, idx := p.snapshot(at)
+	ents := make([]*storage.Entity, len(rs))
+	for i, r := range rs {
+		ents[i] = r.entity(idx[i])
+	}
+	p.mu.RUnlock()
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string) (int64, time.Time, error) {
+	p := s.partFor(partKey{tenant, model}, false)
+	if p == nil {
+		return 0, time.Now().UTC(), nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := storage.Fault(ctx, "validated"); err != nil {
+		return 0, time.Time{}, err
+	}
+	at := s.now()
+	n := int64(len(p.live))
+	for id, r := range p.live {
+		last := r.revs[len(r.revs)-1]
+		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
+		delete(p.live, id)
+	}
+	clear(p.states)
+	return n, time.Unix(0, at).UTC(), nil
+}
+
+func (s *Entities) Count(_ context.Context, tenant string, model storage.ModelKey) (int64, error) {
+	p := s.partFor(partKey{tenant, model}, false)
+	if p == nil {
+		return 0, nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return int64(len(p.live)), nil
+}
+
+func (s *Entities) CountByState(_ context.Context, tenant string, model storage.ModelKey, at *time.Time) ([]storage.StateCount, error) {
+	p := s.partFor(partKey{tenant, model}, false)
+	if p == nil {
+		return nil, nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	counts := p.states
+	if at != nil {
+		counts = map[string]int64{}
+		rs, idx := p.snapshot(at)
+		for i, r := range rs {
+			counts[r.revs[idx[i]].state]++
+		}
+	}
+	var out []storage.StateCount
+	for st, n := range counts {
+		if n > 0 {
+			out = append(out, storage.StateCount{Model: model, State: st, Count: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].State < out[j].State })
+	return out, nil
+}

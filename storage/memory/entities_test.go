@@ -1,0 +1,12 @@
+package memory
+
+import (
+	"testing"
+
+	"svc/storage"
+	"svc/storage/storagetest"
+)
+
+func TestEntitiesContract(t *testing.T) {
+	storagetest.Entities(t, func(*testing.T) storage.Entities { return NewEntities() })
+}
