@@ -128,4 +128,3 @@ func (v trustedVerifier) VerifyExternal(_ context.Context, token string) (*iam.P
 	exp, _ := numericTime(c, "exp")
 	return p, exp, nil
 }
-
