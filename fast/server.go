@@ -18,6 +18,7 @@ import (
 	"svc/config"
 	"svc/help"
 	"svc/iam"
+	"svc/iam/federation"
 	"svc/storage"
 )
 
@@ -44,6 +45,10 @@ type Deps struct {
 	// Models stores entity models; nil leaves the model API at 501.
 	Models storage.Models
 	Log    *slog.Logger
+	// TrustedKeys and OIDC are the federation services (iam/federation);
+	// nil leaves their operations at 501.
+	TrustedKeys *federation.TrustedKeys
+	OIDC        *federation.Providers
 }
 
 // Server is the main API listener plus the admin listener.

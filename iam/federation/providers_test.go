@@ -39,12 +39,12 @@ func register(t *testing.T, p *Providers, tenant string, r ProviderRegistration)
 func TestFederatedTokenMapsTenantUserRoles(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown()), RolesClaim: strp("realm_access.roles")})
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), RolesClaim: strp("realm_access.roles")})
 	if !v.Active || v.ID == "" || *v.RolesClaim != "realm_access.roles" {
 		t.Fatalf("view: %+v", v)
 	}
 	// Tenant claims in the token are ignored: the owner tenant binds.
-	tok := idp.token(t, "k1", "alice", jwt.MapClaims{"caas_org_id": tenantB, "tid": tenantB, "caas_user_id": "mallory",
+	tok := idp.Token(t, "k1", "alice", jwt.MapClaims{"caas_org_id": tenantB, "tid": tenantB, "caas_user_id": "mallory",
 		"realm_access": map[string]any{"roles": []any{"ROLE_ADMIN", "reader", "bad,role", 7}}})
 	pr, exp, err := p.Verifier().VerifyExternal(bg, tok)
 	if err != nil {
@@ -83,37 +83,34 @@ func TestRolesClaimShapes(t *testing.T) {
 func TestRotationAndNegativeCache(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown())})
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
 	ver := p.Verifier()
-	if _, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", "alice", nil)); err != nil {
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "alice", nil)); err != nil {
 		t.Fatal(err)
 	}
-	if h := idp.jwksHits.Load(); h != 1 {
+	if h := idp.JWKSHits.Load(); h != 1 {
 		t.Fatalf("JWKS fetches after first token: %d", h)
 	}
 	// Cached: no further fetch.
-	ver.VerifyExternal(bg, idp.token(t, "k1", "bob", nil))
-	if h := idp.jwksHits.Load(); h != 1 {
+	ver.VerifyExternal(bg, idp.Token(t, "k1", "bob", nil))
+	if h := idp.JWKSHits.Load(); h != 1 {
 		t.Fatalf("cached key refetched: %d", h)
 	}
 	// An unknown kid costs one fetch, then is negatively cached.
-	stray := sign(t, testKey(t, 3), "nope", idp.claims("eve", nil))
+	stray := sign(t, testKey(t, 3), "nope", idp.Claims("eve", nil))
 	for range 3 {
 		if _, _, err := ver.VerifyExternal(bg, stray); !errors.Is(err, authcache.ErrNoMatch) {
 			t.Fatalf("unknown kid: %v", err)
 		}
 	}
-	if h := idp.jwksHits.Load(); h != 2 {
+	if h := idp.JWKSHits.Load(); h != 2 {
 		t.Fatalf("fetches after repeated unknown kid: %d, want 2", h)
 	}
 	// Rotation: the new kid is picked up by one shared refetch, at once,
 	// even with many concurrent verifications.
-	idp.rotate("k2", testKey(t, 1))
-	gate := make(chan struct{})
-	idp.mu.Lock()
-	idp.jwksGate = gate
-	idp.mu.Unlock()
-	tok := idp.token(t, "k2", "carol", nil)
+	idp.Rotate("k2", testKey(t, 1))
+	gate := idp.GateJWKS()
+	tok := idp.Token(t, "k2", "carol", nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for range 16 {
@@ -133,7 +130,7 @@ func TestRotationAndNegativeCache(t *testing.T) {
 			t.Fatalf("rotated kid: %v", err)
 		}
 	}
-	if h := idp.jwksHits.Load(); h != 3 {
+	if h := idp.JWKSHits.Load(); h != 3 {
 		t.Fatalf("fetches after rotation: %d, want exactly one more (single-flight)", h)
 	}
 }
@@ -141,9 +138,9 @@ func TestRotationAndNegativeCache(t *testing.T) {
 func TestLifecycleInvalidateReactivateDelete(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown())})
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
 	ver := p.Verifier()
-	tok := idp.token(t, "k1", "alice", nil)
+	tok := idp.Token(t, "k1", "alice", nil)
 	mustOK := func(step string) {
 		t.Helper()
 		if _, _, err := ver.VerifyExternal(bg, tok); err != nil {
@@ -183,41 +180,41 @@ func TestLifecycleInvalidateReactivateDelete(t *testing.T) {
 func TestHostileFederatedTokens(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown()), ExpectedAudiences: []string{"svc-api"}})
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), ExpectedAudiences: []string{"svc-api"}})
 	ver := p.Verifier()
-	k := idp.key("k1")
+	k := idp.PrivateKey("k1")
 	now := time.Now()
 	good := jwt.MapClaims{"aud": "svc-api"}
-	if _, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", "alice", good)); err != nil {
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "alice", good)); err != nil {
 		t.Fatalf("baseline: %v", err)
 	}
-	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, idp.claims("alice", good))
+	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, idp.Claims("alice", good))
 	hs.Header["kid"] = "k1"
 	hsTok, _ := hs.SignedString([]byte(jwkJSON("k1", &k.PublicKey)))
-	none := jwt.NewWithClaims(jwt.SigningMethodNone, idp.claims("alice", good))
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, idp.Claims("alice", good))
 	none.Header["kid"] = "k1"
 	noneTok, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
-	valid := idp.token(t, "k1", "alice", good)
+	valid := idp.Token(t, "k1", "alice", good)
 	parts := strings.Split(valid, ".")
 	tampered := parts[0] + "." + strings.TrimRight(parts[1], "A") + "B." + parts[2]
 	cases := map[string]string{
 		"alg none":            noneTok,
 		"HS256 with pub key":  hsTok,
-		"expired":             idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": now.Add(-time.Minute).Unix()}),
-		"no exp":              idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": nil}),
-		"future nbf":          idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "nbf": now.Add(time.Hour).Unix()}),
-		"future iat":          idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(time.Hour).Unix()}),
-		"iat before register": idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(-time.Hour).Unix()}),
-		"wrong aud":           idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "other"}),
-		"missing aud":         idp.token(t, "k1", "alice", nil),
-		"wrong iss":           idp.token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iss": idp.issuer + "/"}),
-		"sub control char":    idp.token(t, "k1", "al\x01ice", good),
-		"sub too long":        idp.token(t, "k1", strings.Repeat("x", 256), good),
-		"no sub":              idp.token(t, "k1", "", good),
-		"wrong key":           sign(t, testKey(t, 4), "k1", idp.claims("alice", good)),
+		"expired":             idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": now.Add(-time.Minute).Unix()}),
+		"no exp":              idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": nil}),
+		"future nbf":          idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "nbf": now.Add(time.Hour).Unix()}),
+		"future iat":          idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(time.Hour).Unix()}),
+		"iat before register": idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(-time.Hour).Unix()}),
+		"wrong aud":           idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "other"}),
+		"missing aud":         idp.Token(t, "k1", "alice", nil),
+		"wrong iss":           idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iss": idp.Issuer + "/"}),
+		"sub control char":    idp.Token(t, "k1", "al\x01ice", good),
+		"sub too long":        idp.Token(t, "k1", strings.Repeat("x", 256), good),
+		"no sub":              idp.Token(t, "k1", "", good),
+		"wrong key":           sign(t, testKey(t, 4), "k1", idp.Claims("alice", good)),
 		"tampered payload":    tampered,
-		"kid injection":       sign(t, k, "../../etc/passwd", idp.claims("alice", good)),
-		"huge header":         sign(t, k, strings.Repeat("k", 20000), idp.claims("alice", good)),
+		"kid injection":       sign(t, k, "../../etc/passwd", idp.Claims("alice", good)),
+		"huge header":         sign(t, k, strings.Repeat("k", 20000), idp.Claims("alice", good)),
 		"garbage":             "not.a.jwt",
 	}
 	for name, tok := range cases {
@@ -225,10 +222,10 @@ func TestHostileFederatedTokens(t *testing.T) {
 			t.Errorf("%s: accepted as %+v", name, pr)
 		}
 	}
-	if _, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", strings.Repeat("x", 255)+"", good)); err != nil {
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", strings.Repeat("x", 255)+"", good)); err != nil {
 		t.Errorf("255-char sub: %v", err)
 	}
-	if _, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", "a:b", good)); err != nil {
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "a:b", good)); err != nil {
 		t.Errorf("sub with colon: %v", err)
 	}
 }
@@ -236,7 +233,7 @@ func TestHostileFederatedTokens(t *testing.T) {
 func TestSharedProviderNeedsDistinctAudiences(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	uri := strp(idp.wellKnown())
+	uri := strp(idp.WellKnown())
 	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-a"}})
 	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: uri}); code(err) != codeDuplicate {
 		t.Fatalf("same tenant twice: %v", err)
@@ -249,13 +246,13 @@ func TestSharedProviderNeedsDistinctAudiences(t *testing.T) {
 	vb := register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-b"}})
 	ver := p.Verifier()
 	for aud, want := range map[string]string{"app-a": tenantA, "app-b": tenantB} {
-		pr, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", "u", jwt.MapClaims{"aud": aud}))
+		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud}))
 		if err != nil || pr.TenantID != want {
 			t.Fatalf("aud %s: %+v %v", aud, pr, err)
 		}
 	}
 	for _, aud := range []any{"app-c", nil} {
-		if _, _, err := ver.VerifyExternal(bg, idp.token(t, "k1", "u", jwt.MapClaims{"aud": aud})); err == nil || errors.Is(err, authcache.ErrNoMatch) {
+		if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud})); err == nil || errors.Is(err, authcache.ErrNoMatch) {
 			t.Fatalf("ambiguous aud %v: %v, want a hard rejection", aud, err)
 		}
 	}
@@ -271,7 +268,7 @@ func TestSharedProviderNeedsDistinctAudiences(t *testing.T) {
 func TestRegisterValidation(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	uri := idp.wellKnown()
+	uri := idp.WellKnown()
 	cases := []struct {
 		name   string
 		tenant string
@@ -310,9 +307,9 @@ func TestSSRFRefused(t *testing.T) {
 		c.Net.AllowPrivate = false
 		c.Net.Resolver = res
 	})
-	port := idp.srv.URL[strings.LastIndexByte(idp.srv.URL, ':'):]
+	port := idp.Srv.URL[strings.LastIndexByte(idp.Srv.URL, ':'):]
 	for _, u := range []string{
-		idp.wellKnown(), // loopback
+		idp.WellKnown(), // loopback
 		"https://localhost" + port + "/.well-known/openid-configuration",
 		"https://10.0.0.8/.well-known/openid-configuration",
 		"https://192.168.10.1/.well-known/openid-configuration",
@@ -337,14 +334,14 @@ func TestSSRFRefused(t *testing.T) {
 	if err := p.Refresh(bg); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.Verifier().VerifyExternal(bg, idp.token(t, "k1", "alice", nil)); !errors.Is(err, authcache.ErrNoMatch) {
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "alice", nil)); !errors.Is(err, authcache.ErrNoMatch) {
 		t.Fatalf("token of a blocked provider: %v", err)
 	}
-	if idp.discHits.Load() != 0 || idp.jwksHits.Load() != 0 {
-		t.Fatalf("blocked provider was contacted: discovery %d, jwks %d", idp.discHits.Load(), idp.jwksHits.Load())
+	if idp.DiscHits.Load() != 0 || idp.JWKSHits.Load() != 0 {
+		t.Fatalf("blocked provider was contacted: discovery %d, jwks %d", idp.DiscHits.Load(), idp.JWKSHits.Load())
 	}
 	// A jwks_uri aimed at a private address is refused at fetch time too.
-	if _, err := p.fetch.jwks(bg, idp.srv.URL+"/jwks"); !errors.Is(err, errFetch) || !strings.Contains(err.Error(), "blocked") {
+	if _, err := p.fetch.jwks(bg, idp.Srv.URL+"/jwks"); !errors.Is(err, errFetch) || !strings.Contains(err.Error(), "blocked") {
 		t.Fatalf("private jwks_uri: %v", err)
 	}
 }
@@ -353,38 +350,38 @@ func TestDiscoveryRules(t *testing.T) {
 	t.Run("redirect not followed", func(t *testing.T) {
 		idp := newTestIdP(t)
 		other := newTestIdP(t)
-		idp.redirect = other.wellKnown()
+		idp.Redirect = other.WellKnown()
 		p, _ := newTestProviders(t, idp, nil)
-		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown())})
-		if other.discHits.Load() != 0 {
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+		if other.DiscHits.Load() != 0 {
 			t.Fatal("redirect followed")
 		}
-		if _, _, err := p.Verifier().VerifyExternal(bg, idp.token(t, "k1", "a", nil)); !errors.Is(err, authcache.ErrNoMatch) {
+		if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", nil)); !errors.Is(err, authcache.ErrNoMatch) {
 			t.Fatalf("pending provider verified: %v", err)
 		}
 	})
 	t.Run("issuer pin", func(t *testing.T) {
 		idp := newTestIdP(t)
 		p, _ := newTestProviders(t, idp, nil)
-		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown()), Issuers: []string{"https://elsewhere"}})
-		tok := sign(t, idp.key("k1"), "k1", idp.claims("a", jwt.MapClaims{"iss": "https://elsewhere"}))
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), Issuers: []string{"https://elsewhere"}})
+		tok := sign(t, idp.PrivateKey("k1"), "k1", idp.Claims("a", jwt.MapClaims{"iss": "https://elsewhere"}))
 		if _, _, err := p.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
 			t.Fatalf("provider with unpinned issuer verified: %v", err)
 		}
-		if idp.jwksHits.Load() != 0 {
+		if idp.JWKSHits.Load() != 0 {
 			t.Fatal("JWKS of a pending provider fetched")
 		}
 	})
 	t.Run("provider down at registration, reload warms it", func(t *testing.T) {
 		idp := newTestIdP(t)
-		idp.discovery = func() string { return `{"issuer":""}` }
+		idp.Discovery = func() string { return `{"issuer":""}` }
 		p, _ := newTestProviders(t, idp, nil)
-		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown())})
-		tok := idp.token(t, "k1", "a", nil)
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+		tok := idp.Token(t, "k1", "a", nil)
 		if _, _, err := p.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
 			t.Fatalf("pending: %v", err)
 		}
-		idp.discovery = nil
+		idp.Discovery = nil
 		if err := p.Reload(bg); err != nil {
 			t.Fatal(err)
 		}
@@ -392,8 +389,8 @@ func TestDiscoveryRules(t *testing.T) {
 			t.Fatalf("after reload: %v", err)
 		}
 		// A reload whose fetch fails keeps the previous document and keys.
-		idp.discovery = func() string { return `garbage` }
-		idp.rotate("k9", testKey(t, 2))
+		idp.Discovery = func() string { return `garbage` }
+		idp.Rotate("k9", testKey(t, 2))
 		if err := p.Reload(bg); err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +403,7 @@ func TestDiscoveryRules(t *testing.T) {
 func TestProviderTenantIsolation(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown())})
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
 	if l, _ := p.List(bg, tenantB, false); len(l) != 0 {
 		t.Fatalf("B lists A's providers: %v", l)
 	}
@@ -430,8 +427,8 @@ func TestProviderTenantIsolation(t *testing.T) {
 func TestPatchTriState(t *testing.T) {
 	idp := newTestIdP(t)
 	p, _ := newTestProviders(t, idp, nil)
-	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.wellKnown()),
-		Issuers: []string{idp.issuer}, ExpectedAudiences: []string{"x"}, RolesClaim: strp("groups")})
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()),
+		Issuers: []string{idp.Issuer}, ExpectedAudiences: []string{"x"}, RolesClaim: strp("groups")})
 	got, err := p.Patch(bg, tenantA, v.ID, []byte(`{"expectedAudiences":[],"wellKnownConfigUri":"https://ignored"}`))
 	if err != nil || got.ExpectedAudiences != nil || len(got.Issuers) != 1 || *got.RolesClaim != "groups" || got.WellKnownConfigURI != v.WellKnownConfigURI {
 		t.Fatalf("clear audiences: %+v %v", got, err)

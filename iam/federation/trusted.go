@@ -56,7 +56,8 @@ func (t *TrustedKeys) Enabled() bool { return t.cfg.Enabled }
 
 var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
-func checkKeyID(id string) error {
+// CheckKeyID validates a trusted-key id (path or body).
+func CheckKeyID(id string) error {
 	if !keyIDPattern.MatchString(id) {
 		return badRequest("invalid keyId format", apierr.P("parameter", "keyId"))
 	}
@@ -146,7 +147,7 @@ func (t *TrustedKeys) Register(ctx context.Context, tenant string, r *TrustedKey
 		_ = json.Unmarshal(r.JWK, &k)
 		r.KeyID = k.Kid
 	}
-	if err := checkKeyID(r.KeyID); err != nil {
+	if err := CheckKeyID(r.KeyID); err != nil {
 		return TrustedKeyView{}, err
 	}
 	if _, err := ParseTrustedJWK(r.JWK, t.cfg.MaxJWKProps, r.KeyID); err != nil {
@@ -235,7 +236,7 @@ func (t *TrustedKeys) Invalidate(ctx context.Context, tenant, kid string, graceS
 	if err := t.gate(); err != nil {
 		return err
 	}
-	if err := checkKeyID(kid); err != nil {
+	if err := CheckKeyID(kid); err != nil {
 		return err
 	}
 	grace, err := checkGrace(graceSec)
@@ -273,7 +274,7 @@ func (t *TrustedKeys) Reactivate(ctx context.Context, tenant, kid string, r *Rea
 	if err := t.gate(); err != nil {
 		return TrustedKeyView{}, err
 	}
-	if err := checkKeyID(kid); err != nil {
+	if err := CheckKeyID(kid); err != nil {
 		return TrustedKeyView{}, err
 	}
 	now := t.now().UTC()
@@ -324,7 +325,7 @@ func (t *TrustedKeys) Delete(ctx context.Context, tenant, kid string) error {
 	if err := t.gate(); err != nil {
 		return err
 	}
-	if err := checkKeyID(kid); err != nil {
+	if err := CheckKeyID(kid); err != nil {
 		return err
 	}
 	err := t.store.DeleteTrustedKey(ctx, tenant, kid)
