@@ -28,12 +28,21 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	fed, err := newFederation(cfg, st, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer fed.close()
 	srv, err := fast.New(cfg, fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
 		Ready:   st.Ready,
 		Models:  st.Models,
+
+		TrustedKeys: fed.Trusted,
+		OIDC:        fed.Providers,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
@@ -42,6 +51,7 @@ func serve() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
+	fed.run(ctx, log)
 
 	// A second signal during the drain forces exit.
 	go func() {

@@ -14,6 +14,9 @@ import (
 // SVC_STORAGE_BACKEND.
 type stores struct {
 	Models storage.Models
+	// TrustedKeys and OIDCProviders back IAM federation (jwt mode).
+	TrustedKeys   storage.TrustedKeys
+	OIDCProviders storage.OIDCProviders
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -39,7 +42,9 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			return nil, err
 		}
 		return &stores{
-			Models: db.Models(),
+			Models:        db.Models(),
+			TrustedKeys:   db.TrustedKeys(),
+			OIDCProviders: db.OIDCProviders(),
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -48,7 +53,9 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Ready: func() bool { return true }, Close: func() {}}, nil
+		fed := memory.NewIAMStores()
+		return &stores{Models: memory.NewModels(), TrustedKeys: fed.TrustedKeys, OIDCProviders: fed.Providers,
+			Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

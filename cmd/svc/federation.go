@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"svc/config"
+	"svc/iam/federation"
+	"svc/netguard"
+)
+
+// federationServices are the trusted-key and OIDC-provider services of jwt
+// mode. In mock mode both stay nil and their operations answer 501 (trusted
+// keys: 404 FEATURE_DISABLED while registration is off).
+type federationServices struct {
+	Trusted   *federation.TrustedKeys
+	Providers *federation.Providers
+}
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federationServices, error) {
+	if cfg.IAMMode != "jwt" {
+		return &federationServices{}, nil
+	}
+	tk := federation.NewTrustedKeys(federation.TrustedConfig{
+		Enabled:           cfg.TrustedKeyRegistrationEnabled,
+		MaxJWKProps:       cfg.TrustedKeyMaxJWKProperties,
+		MaxPerTenant:      cfg.TrustedKeyMaxPerTenant,
+		DefaultValidity:   time.Duration(cfg.TrustedKeyMaxValidityDays) * 24 * time.Hour,
+		Issuer:            cfg.JWTIssuer,
+		Audience:          cfg.JWTAudience,
+		ReconcileInterval: cfg.AuthCacheReconcileInterval,
+	}, st.TrustedKeys)
+	prov, err := federation.NewProviders(federation.ProvidersConfig{
+		RolesClaim:   cfg.OIDCRolesClaim,
+		RequireHTTPS: cfg.OIDCRequireHTTPS,
+		Net: netguard.Options{
+			AllowPrivate:   cfg.OIDCAllowPrivateNetworks,
+			ConnectTimeout: ms(cfg.OIDCConnectTimeoutMS),
+			PoolTimeout:    ms(cfg.OIDCConnectionRequestTimeout),
+			ReadTimeout:    ms(cfg.OIDCSocketTimeoutMS),
+		},
+		ReconcileInterval: cfg.AuthCacheReconcileInterval,
+		Log:               log,
+	}, st.OIDCProviders)
+	if err != nil {
+		return nil, err
+	}
+	// Warm both caches before serving; a provider that is down stays
+	// pending and the reconcile loop retries it.
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+	defer cancel()
+	if err := tk.Refresh(ctx); err != nil {
+		prov.Close()
+		return nil, fmt.Errorf("loading trusted keys: %w", err)
+	}
+	if err := prov.Refresh(ctx); err != nil {
+		prov.Close()
+		return nil, fmt.Errorf("loading OIDC providers: %w", err)
+	}
+	return &federationServices{Trusted: tk, Providers: prov}, nil
+}
+
+// run keeps both caches reconciled until ctx ends.
+func (f *federationServices) run(ctx context.Context, log *slog.Logger) {
+	if f.Trusted != nil {
+		go f.Trusted.Run(ctx, log)
+	}
+	if f.Providers != nil {
+		go f.Providers.Run(ctx)
+	}
+}
+
+func (f *federationServices) close() {
+	if f.Providers != nil {
+		f.Providers.Close()
+	}
+}
