@@ -33,6 +33,7 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		Issuer:            cfg.JWTIssuer,
 		Audience:          cfg.JWTAudience,
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
+		Log:               log,
 	}, st.TrustedKeys)
 	prov, err := federation.NewProviders(federation.ProvidersConfig{
 		RolesClaim:   cfg.OIDCRolesClaim,
@@ -65,9 +66,9 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 }
 
 // run keeps both caches reconciled until ctx ends.
-func (f *federationServices) run(ctx context.Context, log *slog.Logger) {
+func (f *federationServices) run(ctx context.Context) {
 	if f.Trusted != nil {
-		go f.Trusted.Run(ctx, log)
+		go f.Trusted.Run(ctx)
 	}
 	if f.Providers != nil {
 		go f.Providers.Run(ctx)

@@ -51,7 +51,7 @@ func serve() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
-	fed.run(ctx, log)
+	fed.run(ctx)
 
 	// A second signal during the drain forces exit.
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type TrustedConfig struct {
 	Audience        string        // SVC_JWT_AUDIENCE; empty = no aud check
 	// ReconcileInterval is SVC_AUTH_CACHE_RECONCILE_INTERVAL.
 	ReconcileInterval time.Duration
+	Log               *slog.Logger
 }
 
 // TrustedKeys administers a tenant's trusted keys and verifies tokens they
@@ -42,6 +44,9 @@ type TrustedKeys struct {
 
 // NewTrustedKeys builds the service; call Refresh (or Run) before verifying.
 func NewTrustedKeys(cfg TrustedConfig, store storage.TrustedKeys) *TrustedKeys {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
 	if cfg.DefaultValidity <= 0 {
 		cfg.DefaultValidity = 365 * 24 * time.Hour
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -56,13 +55,13 @@ func (t *TrustedKeys) Refresh(ctx context.Context) error {
 
 func (t *TrustedKeys) refreshAfterWrite(ctx context.Context) {
 	if err := t.Refresh(context.WithoutCancel(ctx)); err != nil {
-		slog.Default().Error("refreshing the trusted-key cache after a write", "err", err)
+		t.cfg.Log.Error("refreshing the trusted-key cache after a write", "err", err)
 	}
 }
 
 // Run reconciles the snapshot with the store until ctx ends.
-func (t *TrustedKeys) Run(ctx context.Context, log *slog.Logger) {
-	reconcileLoop(ctx, t.cfg.ReconcileInterval, log, "trusted-keys", t.Refresh)
+func (t *TrustedKeys) Run(ctx context.Context) {
+	reconcileLoop(ctx, t.cfg.ReconcileInterval, t.cfg.Log, "trusted-keys", t.Refresh)
 }
 
 // Verifier returns the authcache.External of trusted keys, the third and

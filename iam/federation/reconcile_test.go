@@ -1,0 +1,88 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"svc/authcache"
+	"svc/storage"
+	"svc/storage/memory"
+)
+
+// Two nodes share one store: a key registered on node 1 verifies on node 2
+// once node 2's reconcile loop has run, and node 2 fails closed when it
+// has not reconciled for ten intervals.
+func TestReconcileAcrossNodesAndFailClosed(t *testing.T) {
+	store := memory.NewIAMStores().TrustedKeys
+	cfg := TrustedConfig{Enabled: true, MaxJWKProps: 20, Issuer: svcIssuer, ReconcileInterval: 5 * time.Millisecond}
+	node1, node2 := NewTrustedKeys(cfg, store), NewTrustedKeys(cfg, store)
+	if err := node2.Refresh(bg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { node2.Run(ctx); close(done) }()
+	k := testKey(t, 0)
+	if _, err := node1.Register(bg, "A", &TrustedKeyRegistration{KeyID: "a1", JWK: json.RawMessage(jwkJSON("a1", &k.PublicKey))}); err != nil {
+		t.Fatal(err)
+	}
+	tok := sign(t, k, "a1", fpClaims("A", nil))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, _, err := node2.Verifier().VerifyExternal(bg, tok)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 2 never picked up the key: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done // the loop stops with its context
+
+	// Pretend the last success was long ago: verification fails closed.
+	node2.health.start = node2.health.start.Add(-time.Hour)
+	if _, _, err := node2.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+		t.Fatalf("stale cache verified: %v", err)
+	}
+	if err := node2.Refresh(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := node2.Verifier().VerifyExternal(bg, tok); err != nil {
+		t.Fatalf("after a successful reconcile: %v", err)
+	}
+}
+
+type failingProviders struct{ storage.OIDCProviders }
+
+func (failingProviders) ListAllProviders(context.Context) ([]*storage.OIDCProvider, error) {
+	return nil, errors.New("database down")
+}
+
+func TestProvidersFailClosedWhenStale(t *testing.T) {
+	idp := newTestIdP(t)
+	p, store := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	tok := idp.Token(t, "k1", "alice", nil)
+	if _, _, err := p.Verifier().VerifyExternal(bg, tok); err != nil {
+		t.Fatal(err)
+	}
+	// A failed reconcile keeps the old snapshot...
+	p.store = failingProviders{store}
+	if err := p.Refresh(bg); err == nil {
+		t.Fatal("refresh against a failing store succeeded")
+	}
+	if _, _, err := p.Verifier().VerifyExternal(bg, tok); err != nil {
+		t.Fatalf("one failed reconcile dropped the providers: %v", err)
+	}
+	// ...until ten intervals have passed without success.
+	p.health.start = p.health.start.Add(-time.Hour)
+	if _, _, err := p.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+		t.Fatalf("stale provider cache verified: %v", err)
+	}
+}
