@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,45 @@ type jwksCache struct {
 	ttl     time.Duration
 	negTTL  time.Duration
 	fetches atomic.Int64
+
+	// Refetches triggered by unknown kids are rate limited per URL (a
+	// burst, then one per second): the negative cache is per kid, so
+	// without this a stream of made-up kids would drive one outbound
+	// fetch each. A rotation right after a fetch still fits the burst.
+	limitMu sync.Mutex
+	limits  map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+const (
+	refetchBurst = 5
+	refetchRate  = 1.0 // per second
+)
+
+// allowRefetch takes a token from uri's bucket.
+func (c *jwksCache) allowRefetch(uri string) bool {
+	c.limitMu.Lock()
+	defer c.limitMu.Unlock()
+	now := time.Now()
+	b := c.limits[uri]
+	if b == nil {
+		if len(c.limits) > 4096 {
+			clear(c.limits) // bounded memory; a reset only grants fresh bursts
+		}
+		b = &bucket{tokens: refetchBurst, last: now}
+		c.limits[uri] = b
+	}
+	b.tokens = min(refetchBurst, b.tokens+now.Sub(b.last).Seconds()*refetchRate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 func newJWKSCache(ttl, negTTL time.Duration, fetch func(context.Context, string) (map[string]*rsa.PublicKey, error)) (*jwksCache, error) {
@@ -53,7 +93,7 @@ func newJWKSCache(ttl, negTTL time.Duration, fetch func(context.Context, string)
 		keys.Close()
 		return nil, err
 	}
-	return &jwksCache{keys: keys, neg: neg, fetch: fetch, ttl: ttl, negTTL: negTTL}, nil
+	return &jwksCache{keys: keys, neg: neg, fetch: fetch, ttl: ttl, negTTL: negTTL, limits: map[string]*bucket{}}, nil
 }
 
 func (c *jwksCache) close() {
@@ -74,7 +114,10 @@ func (c *jwksCache) lookup(ctx context.Context, uri, kid string) (*rsa.PublicKey
 	if _, ok := c.neg.Get(k); ok {
 		return nil, errUnknownKid
 	}
-	keys, err := c.refetch(ctx, uri)
+	keys, err := c.refetchLimited(ctx, uri)
+	if errors.Is(err, errRefetchLimited) {
+		return nil, errUnknownKid
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +129,24 @@ func (c *jwksCache) lookup(ctx context.Context, uri, kid string) (*rsa.PublicKey
 	return nil, errUnknownKid
 }
 
+var errRefetchLimited = errors.New("federation: JWKS refetch rate limited")
+
 // refetch fetches uri once for all concurrent callers and caches every key.
 func (c *jwksCache) refetch(ctx context.Context, uri string) (map[string]*rsa.PublicKey, error) {
-	v, err, _ := c.sf.Do(uri, func() (any, error) {
+	return c.doFetch(ctx, uri, "force\x00"+uri, false)
+}
+
+// refetchLimited is refetch under the per-URL rate limit; callers sharing
+// one flight share one token.
+func (c *jwksCache) refetchLimited(ctx context.Context, uri string) (map[string]*rsa.PublicKey, error) {
+	return c.doFetch(ctx, uri, uri, true)
+}
+
+func (c *jwksCache) doFetch(ctx context.Context, uri, flight string, limited bool) (map[string]*rsa.PublicKey, error) {
+	v, err, _ := c.sf.Do(flight, func() (any, error) {
+		if limited && !c.allowRefetch(uri) {
+			return nil, errRefetchLimited
+		}
 		c.fetches.Add(1)
 		// One caller's cancellation must not fail the others sharing the
 		// fetch; the client's own timeouts bound it.
@@ -103,6 +161,9 @@ func (c *jwksCache) refetch(ctx context.Context, uri string) (map[string]*rsa.Pu
 		c.keys.Wait()
 		return keys, nil
 	})
+	if errors.Is(err, errRefetchLimited) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errors.Join(errJWKSUnavailable, err)
 	}

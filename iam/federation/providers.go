@@ -49,6 +49,10 @@ type Providers struct {
 	refreshMu sync.Mutex
 	snap      atomic.Pointer[providerSnapshot]
 	disc      map[string]*discovered // by provider id; guarded by refreshMu
+	// tried is when discovery last failed for a pending provider (guarded
+	// by refreshMu): a provider that is down is retried once per
+	// pendingRetry, so it cannot stall every write-triggered refresh.
+	tried map[string]time.Time
 	health    reconcileHealth
 	reloadMu  sync.Mutex
 }
@@ -75,7 +79,7 @@ func NewProviders(cfg ProvidersConfig, store storage.OIDCProviders) (*Providers,
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	p := &Providers{cfg: cfg, store: store, now: time.Now, log: cfg.Log, disc: map[string]*discovered{}}
+	p := &Providers{cfg: cfg, store: store, now: time.Now, log: cfg.Log, disc: map[string]*discovered{}, tried: map[string]time.Time{}}
 	p.fetch = &fetcher{client: netguard.NewClient(cfg.Net), requireHTTPS: cfg.RequireHTTPS}
 	c, err := newJWKSCache(cfg.JWKSTTL, cfg.NegativeTTL, p.fetch.jwks)
 	if err != nil {
@@ -418,6 +422,7 @@ func (p *Providers) Reload(ctx context.Context) error {
 func (p *Providers) forget(id string) {
 	p.refreshMu.Lock()
 	delete(p.disc, id)
+	delete(p.tried, id)
 	p.refreshMu.Unlock()
 }
 
@@ -473,9 +478,13 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 		if d != nil && (d.uri != r.WellKnownURI || d.issuers != issKey) {
 			d = nil
 		}
-		if d == nil || rediscover {
+		retryDue := d == nil && time.Since(p.tried[r.ID]) >= pendingRetry
+		if rediscover || retryDue {
 			if nd := p.discover(ctx, r); nd != nil {
 				d = nd
+				delete(p.tried, r.ID)
+			} else if d == nil {
+				p.tried[r.ID] = time.Now()
 			}
 		}
 		lp := &liveProvider{rec: r}
@@ -490,6 +499,9 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	p.health.succeeded()
 	return nil
 }
+
+// pendingRetry spaces discovery attempts of a provider that is down.
+const pendingRetry = 30 * time.Second
 
 // discover fetches and pins a provider's discovery document; nil when the
 // provider stays pending. Logs carry the provider id and the error class,

@@ -443,3 +443,30 @@ func TestPatchTriState(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownKidFloodIsRateLimited: distinct made-up kids each miss the
+// negative cache, but refetches per JWKS URL are rate limited, so a flood
+// cannot become one outbound fetch per token.
+func TestUnknownKidFloodIsRateLimited(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	ver := p.Verifier()
+	good := idp.Token(t, "k1", "alice", nil)
+	if _, _, err := ver.VerifyExternal(bg, good); err != nil {
+		t.Fatal(err)
+	}
+	stray := testKey(t, 3)
+	for i := range 40 {
+		tok := sign(t, stray, "made-up-"+strings.Repeat("x", i), idp.Claims("eve", nil))
+		if _, _, err := ver.VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("made-up kid %d: %v", i, err)
+		}
+	}
+	if h := idp.JWKSHits.Load(); h > 12 {
+		t.Fatalf("%d JWKS fetches for 40 made-up kids", h)
+	}
+	if _, _, err := ver.VerifyExternal(bg, good); err != nil {
+		t.Fatalf("known kid after the flood: %v", err)
+	}
+}
