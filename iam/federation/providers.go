@@ -52,9 +52,9 @@ type Providers struct {
 	// tried is when discovery last failed for a pending provider (guarded
 	// by refreshMu): a provider that is down is retried once per
 	// pendingRetry, so it cannot stall every write-triggered refresh.
-	tried map[string]time.Time
-	health    reconcileHealth
-	reloadMu  sync.Mutex
+	tried    map[string]time.Time
+	health   reconcileHealth
+	reloadMu sync.Mutex
 }
 
 // discovered is a provider's installed discovery document, valid while the
