@@ -44,6 +44,9 @@ type Deps struct {
 	// Models stores entity models; nil leaves the model API at 501.
 	Models storage.Models
 	Log    *slog.Logger
+	// IAM are the jwt-mode services (token endpoint, clients, keypairs);
+	// nil in mock mode.
+	IAM *IAMDeps
 }
 
 // Server is the main API listener plus the admin listener.
@@ -112,6 +115,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	// withHelpFastPath); the route stays registered for 405 handling.
 	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
 	r.GET(cp+"/health", s.instrument("/health", s.health))
+	s.mountOAuthExtras(r, cp)
 
 	s.handler = s.withRequestID(s.withCORS(s.withHelpFastPath(r.Handler)))
 	return s, nil
