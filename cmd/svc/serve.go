@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"svc/config"
 	"svc/fast"
@@ -28,13 +29,26 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
-	srv, err := fast.New(cfg, fast.Deps{
+	deps := fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
 		Ready:   st.Ready,
 		Models:  st.Models,
-	})
+	}
+	var jwt *jwtMode
+	if cfg.IAMMode == "jwt" {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		jwt, err = startJWT(sctx, cfg, st.IAM, nil, log)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
+			return 1
+		}
+		defer jwt.Close()
+		deps.Auth, deps.IAM = jwt.auth, jwt.deps
+	}
+	srv, err := fast.New(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
@@ -57,6 +71,7 @@ func serve() int {
 	err = srv.Serve(ctx, func(api, admin net.Addr) {
 		if !cfg.SuppressBanner {
 			printBanner(os.Stderr, cfg, api, admin)
+			jwt.printKeyWarnings(os.Stderr, time.Now())
 		}
 		log.Info("listening", "api", api.String(), "admin", admin.String())
 	})

@@ -14,6 +14,8 @@ import (
 // SVC_STORAGE_BACKEND.
 type stores struct {
 	Models storage.Models
+	// IAM holds the jwt-mode stores.
+	IAM storage.IAMStores
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -38,8 +40,13 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Trusted keys and OIDC providers get their PostgreSQL tables with
+		// migration 0004 (oidc branch); until then they stay in memory.
+		iamStores := memory.NewIAMStores()
+		iamStores.Clients, iamStores.Keypairs = db.M2MClients(), db.Keypairs()
 		return &stores{
 			Models: db.Models(),
+			IAM:    iamStores,
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -48,7 +55,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Ready: func() bool { return true }, Close: func() {}}, nil
+		return &stores{Models: memory.NewModels(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }
