@@ -136,6 +136,7 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	c.parser = jwt.NewParser(opts...)
 	c.ringFP.Store(keys.Ring().Fingerprint)
 	c.lastOK.Store(0)
+	c.lastReload.Store(-int64(minReloadGap))
 	prev := keys.OnChange
 	keys.OnChange = func() {
 		if prev != nil {
@@ -151,6 +152,7 @@ func (c *Cache) SetClock(now func() time.Time) {
 	c.now = now
 	c.epoch = now()
 	c.lastOK.Store(0)
+	c.lastReload.Store(-int64(minReloadGap))
 }
 
 func (c *Cache) since(t time.Time) int64 { return int64(t.Sub(c.epoch)) }

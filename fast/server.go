@@ -145,6 +145,7 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 		WriteTimeout:                  c.HTTPWriteTimeout,
 		IdleTimeout:                   idle,
 		MaxRequestBodySize:            MaxBodyBytes,
+		ReadBufferSize:                MaxHeaderBytes,
 		NoDefaultServerHeader:         true,
 		NoDefaultDate:                 false,
 		DisableHeaderNamesNormalizing: false,
@@ -161,6 +162,12 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 	}
 	return srv
 }
+
+// MaxHeaderBytes bounds a request's header block. fasthttp's 4 KiB default
+// refuses real federated tokens carrying many groups with 431; at 80 KiB a
+// hostile 64 KB bearer header still reaches the authenticator and gets the
+// uniform 401. The cost is that buffer per keep-alive connection.
+const MaxHeaderBytes = 80 << 10
 
 // MaxBodyBytes caps every request body at the socket; areas apply tighter
 // limits of their own with clear 400s.
