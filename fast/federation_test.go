@@ -64,14 +64,14 @@ func startFederation(t *testing.T, trustedEnabled bool) *fedServer {
 	return &fedServer{base: "http://" + apiLn.Addr().String() + cfg.ContextPath, idp: idp, c: &fasthttp.Client{}}
 }
 
-type reply struct {
+type fedReply struct {
 	status int
 	body   map[string]any
 	list   []any
 	raw    string
 }
 
-func (f *fedServer) call(t *testing.T, method, path, tenant, body string, hdr ...string) reply {
+func (f *fedServer) call(t *testing.T, method, path, tenant, body string, hdr ...string) fedReply {
 	t.Helper()
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -79,17 +79,17 @@ func (f *fedServer) call(t *testing.T, method, path, tenant, body string, hdr ..
 	req.Header.SetMethod(method)
 	req.SetRequestURI(f.base + path)
 	req.Header.Set("X-Test-Tenant", tenant)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
 	if body != "" {
 		req.Header.SetContentType("application/json")
 		req.SetBodyString(body)
 	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	if err := f.c.DoTimeout(req, resp, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	r := reply{status: resp.StatusCode(), raw: string(resp.Body())}
+	r := fedReply{status: resp.StatusCode(), raw: string(resp.Body())}
 	if strings.HasPrefix(r.raw, "[") {
 		r.list, _ = decodeList(resp.Body())
 	} else if len(resp.Body()) > 0 {
@@ -104,7 +104,7 @@ func decodeList(b []byte) ([]any, error) {
 	return l, err
 }
 
-func errCode(r reply) string {
+func errCode(r fedReply) string {
 	if p, ok := r.body["properties"].(map[string]any); ok {
 		s, _ := p["errorCode"].(string)
 		return s

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"svc/authcache"
 	"svc/config"
 	"svc/iam/federation"
 	"svc/netguard"
@@ -34,7 +35,7 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		Audience:          cfg.JWTAudience,
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
 		Log:               log,
-	}, st.TrustedKeys)
+	}, st.IAM.TrustedKeys)
 	prov, err := federation.NewProviders(federation.ProvidersConfig{
 		RolesClaim:   cfg.OIDCRolesClaim,
 		RequireHTTPS: cfg.OIDCRequireHTTPS,
@@ -46,7 +47,7 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		},
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
 		Log:               log,
-	}, st.OIDCProviders)
+	}, st.IAM.Providers)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +64,26 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		return nil, fmt.Errorf("loading OIDC providers: %w", err)
 	}
 	return &federationServices{Trusted: tk, Providers: prov}, nil
+}
+
+// externals are the federated links of the verification chain, in chain
+// order: OIDC providers, then trusted keys (nil in mock mode).
+func (f *federationServices) externals() []authcache.External {
+	if f.Providers == nil {
+		return nil
+	}
+	return []authcache.External{f.Providers.Verifier(), f.Trusted.Verifier()}
+}
+
+// onChange registers fn (the verified-token cache's purge) to run when a
+// trusted key or provider changes, so revocations take effect at once.
+func (f *federationServices) onChange(fn func()) {
+	if f.Trusted != nil {
+		f.Trusted.OnChange(fn)
+	}
+	if f.Providers != nil {
+		f.Providers.OnChange(fn)
+	}
 }
 
 // run keeps both caches reconciled until ctx ends.

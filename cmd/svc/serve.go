@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"svc/config"
 	"svc/fast"
@@ -34,7 +35,7 @@ func serve() int {
 		return 1
 	}
 	defer fed.close()
-	srv, err := fast.New(cfg, fast.Deps{
+	deps := fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
@@ -43,7 +44,21 @@ func serve() int {
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
-	})
+	}
+	var jwt *jwtMode
+	if cfg.IAMMode == "jwt" {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		jwt, err = startJWT(sctx, cfg, st.IAM, fed.externals(), log)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
+			return 1
+		}
+		defer jwt.Close()
+		deps.Auth, deps.IAM = jwt.auth, jwt.deps
+		fed.onChange(jwt.cache.Purge)
+	}
+	srv, err := fast.New(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
@@ -67,6 +82,7 @@ func serve() int {
 	err = srv.Serve(ctx, func(api, admin net.Addr) {
 		if !cfg.SuppressBanner {
 			printBanner(os.Stderr, cfg, api, admin)
+			jwt.printKeyWarnings(os.Stderr, time.Now())
 		}
 		log.Info("listening", "api", api.String(), "admin", admin.String())
 	})

@@ -14,9 +14,8 @@ import (
 // SVC_STORAGE_BACKEND.
 type stores struct {
 	Models storage.Models
-	// TrustedKeys and OIDCProviders back IAM federation (jwt mode).
-	TrustedKeys   storage.TrustedKeys
-	OIDCProviders storage.OIDCProviders
+	// IAM holds the jwt-mode stores.
+	IAM storage.IAMStores
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -41,10 +40,11 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		if err != nil {
 			return nil, err
 		}
+		iamStores := storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(),
+			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
 		return &stores{
-			Models:        db.Models(),
-			TrustedKeys:   db.TrustedKeys(),
-			OIDCProviders: db.OIDCProviders(),
+			Models: db.Models(),
+			IAM:    iamStores,
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -53,9 +53,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		fed := memory.NewIAMStores()
-		return &stores{Models: memory.NewModels(), TrustedKeys: fed.TrustedKeys, OIDCProviders: fed.Providers,
-			Ready: func() bool { return true }, Close: func() {}}, nil
+		return &stores{Models: memory.NewModels(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -55,7 +56,13 @@ type Providers struct {
 	tried    map[string]time.Time
 	health   reconcileHealth
 	reloadMu sync.Mutex
+	changed  changeHook
 }
+
+// OnChange registers fn to run whenever the set of trusted providers or
+// their rules changes (a local write or a reconcile that saw another
+// node's write).
+func (p *Providers) OnChange(fn func()) { p.changed.set(fn) }
 
 // discovered is a provider's installed discovery document, valid while the
 // fields it was checked against are unchanged.
@@ -469,6 +476,7 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	})
 	disc := make(map[string]*discovered, len(all))
 	s := &providerSnapshot{}
+	fp := xxhash.New()
 	for _, r := range all {
 		if !r.Active() {
 			continue
@@ -492,11 +500,20 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 			disc[r.ID] = d
 			lp.doc = d.doc
 		}
+		rc := ""
+		if r.RolesClaim != nil {
+			rc = "=" + *r.RolesClaim
+		}
+		fmt.Fprintf(fp, "%s\x00%s\x00%q\x00%q\x00%s\x00%v\x00", r.ID, r.Tenant, r.Issuers, r.Audiences, rc, lp.doc != nil)
+		if lp.doc != nil {
+			fmt.Fprintf(fp, "%s\x00%s\x00", lp.doc.Issuer, lp.doc.JWKSURI)
+		}
 		s.list = append(s.list, lp)
 	}
 	p.disc = disc
 	p.snap.Store(s)
 	p.health.succeeded()
+	p.changed.observe(fp.Sum64())
 	return nil
 }
 

@@ -64,3 +64,23 @@ func reconcileLoop(ctx context.Context, interval time.Duration, log *slog.Logger
 		t.Reset(jittered(interval))
 	}
 }
+
+// changeHook is called after a refresh whose snapshot differs from the
+// previous one, so caches built on top (authcache's verified tokens) drop
+// entries a revocation made invalid.
+type changeHook struct {
+	fn   atomic.Pointer[func()]
+	last atomic.Uint64 // fingerprint of the last snapshot
+}
+
+func (h *changeHook) set(fn func()) { h.fn.Store(&fn) }
+
+// observe records fp and fires the hook when it changed.
+func (h *changeHook) observe(fp uint64) {
+	if h.last.Swap(fp) == fp {
+		return
+	}
+	if fn := h.fn.Load(); fn != nil && *fn != nil {
+		(*fn)()
+	}
+}

@@ -86,3 +86,27 @@ func TestProvidersFailClosedWhenStale(t *testing.T) {
 		t.Fatalf("stale provider cache verified: %v", err)
 	}
 }
+
+func TestOnChangeFiresOnlyOnChange(t *testing.T) {
+	tk := NewTrustedKeys(TrustedConfig{Enabled: true, MaxJWKProps: 20, Issuer: svcIssuer}, memory.NewIAMStores().TrustedKeys)
+	calls := 0
+	tk.OnChange(func() { calls++ })
+	tk.Refresh(bg)
+	base := calls
+	if _, err := tk.Register(bg, "A", reg("a1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if calls != base+1 {
+		t.Fatalf("register: %d hook calls", calls-base)
+	}
+	tk.Refresh(bg)
+	tk.Refresh(bg)
+	if calls != base+1 {
+		t.Fatalf("refresh without change fired the hook: %d", calls-base)
+	}
+	zero := int64(0)
+	tk.Invalidate(bg, "A", "a1", &zero)
+	if calls != base+2 {
+		t.Fatalf("invalidate: %d hook calls", calls-base)
+	}
+}

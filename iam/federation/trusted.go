@@ -40,7 +40,12 @@ type TrustedKeys struct {
 	refreshMu sync.Mutex // serialises refreshes so an older read never lands last
 	snap      atomic.Pointer[trustedSnapshot]
 	health    reconcileHealth
+	changed   changeHook
 }
+
+// OnChange registers fn to run whenever the set of usable trusted keys
+// changes (a local write or a reconcile that saw another node's write).
+func (t *TrustedKeys) OnChange(fn func()) { t.changed.set(fn) }
 
 // NewTrustedKeys builds the service; call Refresh (or Run) before verifying.
 func NewTrustedKeys(cfg TrustedConfig, store storage.TrustedKeys) *TrustedKeys {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/authcache"
@@ -34,7 +35,9 @@ func (t *TrustedKeys) Refresh(ctx context.Context) error {
 		return fmt.Errorf("reading trusted keys: %w", err)
 	}
 	s := &trustedSnapshot{byKID: make(map[string]*trustedEntry, len(all))}
+	fp := xxhash.New()
 	for _, k := range all {
+		fmt.Fprintf(fp, "%s\x00%s\x00%s\x00%d\x00%d\x00%q\x00", k.KID, k.Tenant, k.JWK, k.ValidFrom.UnixNano(), k.ValidTo.UnixNano(), k.Issuers)
 		var jwk struct {
 			N string `json:"n"`
 			E string `json:"e"`
@@ -50,6 +53,7 @@ func (t *TrustedKeys) Refresh(ctx context.Context) error {
 	}
 	t.snap.Store(s)
 	t.health.succeeded()
+	t.changed.observe(fp.Sum64())
 	return nil
 }
 
