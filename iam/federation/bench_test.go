@@ -2,11 +2,16 @@ package federation
 
 import (
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/golang-jwt/jwt/v5"
 
+	"svc/authcache"
+	"svc/iam"
 	"svc/storage/memory"
 )
 
@@ -66,4 +71,53 @@ func BenchmarkRSAVerifyBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkChainFederatedCached: a federated token through authcache's
+// whole chain once its verification is cached — what every request after
+// the first pays.
+func BenchmarkChainFederatedCached(b *testing.B) {
+	idp := newTestIdP(b)
+	p, _ := newTestProviders(b, idp, nil)
+	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())}); err != nil {
+		b.Fatal(err)
+	}
+	cache := benchChain(b, p.Verifier())
+	tok := []byte(idp.Token(b, "k1", "alice", nil))
+	if _, err := cache.Verify(bg, tok); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cache.Verify(bg, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchChain is authcache's chain over a fresh own keyring with ext as
+// its federated links.
+func benchChain(b *testing.B, ext ...authcache.External) *authcache.Cache {
+	der, _ := x509.MarshalPKCS8PrivateKey(testKey(b, 4))
+	signing, err := iam.ParseSigningKey(string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := iam.NewKeys(memory.NewIAMStores().Keypairs, signing, "client", 365)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := keys.Bootstrap(bg); err != nil {
+		b.Fatal(err)
+	}
+	cache, err := authcache.New(keys, ext, authcache.Options{Issuer: "svc", ReconcileInterval: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cache.Start(bg); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cache.Close)
+	return cache
 }
