@@ -7,17 +7,17 @@ import (
 	"svc/apierr"
 )
 
-// maxAdminBody caps IAM admin request bodies.
-const maxAdminBody = 1 << 20
+// fedMaxBody caps IAM admin request bodies.
+const fedMaxBody = 1 << 20
 
-// decodeAdminBody decodes a JSON body into v. present is false for an
+// fedDecodeBody decodes a JSON body into v. present is false for an
 // empty body, which optional bodies treat as absent.
-func decodeAdminBody(ctx *fasthttp.RequestCtx, v any) (present bool, err error) {
+func fedDecodeBody(ctx *fasthttp.RequestCtx, v any) (present bool, err error) {
 	b := ctx.PostBody()
 	if len(b) == 0 {
 		return false, nil
 	}
-	if len(b) > maxAdminBody {
+	if len(b) > fedMaxBody {
 		return true, apierr.New(apierr.BadRequest, "request body is larger than 1 MiB")
 	}
 	if err := json.Unmarshal(b, v); err != nil {
@@ -26,5 +26,5 @@ func decodeAdminBody(ctx *fasthttp.RequestCtx, v any) (present bool, err error) 
 	return true, nil
 }
 
-// writeEmpty is 200 with no body, the answer of delete and invalidate.
-func writeEmpty(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusOK) }
+// fedWriteEmpty is 200 with no body, the answer of delete and invalidate.
+func fedWriteEmpty(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusOK) }

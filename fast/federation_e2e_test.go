@@ -37,7 +37,7 @@ func startFederatedJWT(t *testing.T) *fedJWT {
 	cfg := config.Defaults()
 	cfg.IAMMode = "jwt"
 	cfg.JWTSigningKey = pemOf(signingKey(t))
-	cfg.BootstrapClientID, cfg.BootstrapClientSecret, cfg.BootstrapTenantID = bootID, bootSecret, tA
+	cfg.BootstrapClientID, cfg.BootstrapClientSecret, cfg.BootstrapTenantID = bootID, bootSecret, fedTenantA
 	cfg.TrustedKeyRegistrationEnabled = true
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func startFederatedJWT(t *testing.T) *fedJWT {
 		t.Fatal(err)
 	}
 	clients := iam.NewClients(st.Clients, cfg.M2MAdminRoleEnabled)
-	if err := clients.EnsureBootstrap(ctx, bootID, bootSecret, tA, cfg.BootstrapUserID, cfg.BootstrapRoles); err != nil {
+	if err := clients.EnsureBootstrap(ctx, bootID, bootSecret, fedTenantA, cfg.BootstrapUserID, cfg.BootstrapRoles); err != nil {
 		t.Fatal(err)
 	}
 	cache, err := authcache.New(keys, []authcache.External{prov.Verifier(), tk.Verifier()},
@@ -101,7 +101,7 @@ func startFederatedJWT(t *testing.T) *fedJWT {
 		cfg: cfg, cache: cache, tk: tk, prov: prov}
 }
 
-func bearer(tok string) []string { return []string{"Authorization", "Bearer " + tok} }
+func fedBearer(tok string) []string { return []string{"Authorization", "Bearer " + tok} }
 
 // clientToken gets a client-credentials token of the bootstrap client.
 func (f *fedJWT) clientToken(t *testing.T) string {
@@ -131,35 +131,35 @@ func TestFederatedEndToEnd(t *testing.T) {
 	admin := f.clientToken(t)
 	partner := federationtest.Key(2)
 	jwk := federationtest.JWK("partner-1", &partner.PublicKey)
-	if r := f.call(t, "POST", "/oauth/keys/trusted", "", `{"keyId":"partner-1","jwk":`+jwk+`}`, bearer(admin)...); r.status != 200 {
+	if r := f.call(t, "POST", "/oauth/keys/trusted", "", `{"keyId":"partner-1","jwk":`+jwk+`}`, fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("register trusted key: %d %s", r.status, r.raw)
 	}
-	r := f.call(t, "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"`+f.idp.WellKnown()+`","expectedAudiences":["svc-api"],"rolesClaim":"realm_access.roles"}`, bearer(admin)...)
+	r := f.call(t, "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"`+f.idp.WellKnown()+`","expectedAudiences":["svc-api"],"rolesClaim":"realm_access.roles"}`, fedBearer(admin)...)
 	if r.status != 200 {
 		t.Fatalf("register provider: %d %s", r.status, r.raw)
 	}
 	providerID := r.body["id"].(string)
 
 	now := time.Now()
-	trustedTok := federationtest.Sign(t, partner, "partner-1", jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "ops", "caas_org_id": tA,
+	trustedTok := federationtest.Sign(t, partner, "partner-1", jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "ops", "caas_org_id": fedTenantA,
 		"caas_user_id": "ops", "user_roles": []string{iam.RoleAdmin}, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
-	r = f.call(t, "GET", "/oauth/keys/trusted", "", "", bearer(trustedTok)...)
+	r = f.call(t, "GET", "/oauth/keys/trusted", "", "", fedBearer(trustedTok)...)
 	if r.status != 200 || len(r.list) != 1 {
 		t.Fatalf("trusted-key token on an authenticated route: %d %s", r.status, r.raw)
 	}
-	fedTok := f.idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "caas_org_id": tB,
+	fedTok := f.idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "caas_org_id": fedTenantB,
 		"realm_access": map[string]any{"roles": []any{iam.RoleAdmin}}})
-	r = f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(fedTok)...)
+	r = f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(fedTok)...)
 	if r.status != 200 || len(r.list) != 1 || r.list[0].(map[string]any)["id"] != providerID {
 		t.Fatalf("federated token on an authenticated route: %d %s", r.status, r.raw)
 	}
 	// Twice more: the second answer comes from the verified-token cache.
 	for range 2 {
-		if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(fedTok)...); r.status != 200 {
+		if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(fedTok)...); r.status != 200 {
 			t.Fatalf("cached federated token: %d", r.status)
 		}
 	}
-	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(f.idp.Token(t, "k1", "bob", jwt.MapClaims{"aud": "svc-api"}))...); r.status != 403 {
+	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(f.idp.Token(t, "k1", "bob", jwt.MapClaims{"aud": "svc-api"}))...); r.status != 403 {
 		t.Fatalf("federated token without the admin role: %d %s", r.status, r.raw)
 	}
 
@@ -171,32 +171,32 @@ func TestFederatedEndToEnd(t *testing.T) {
 	if r.status != 200 || obo == "" {
 		t.Fatalf("exchange a federated token: %d %s", r.status, r.raw)
 	}
-	if _, c := claimsOf(t, obo); c["sub"] != "alice" || c["caas_org_id"] != tA {
+	if _, c := claimsOf(t, obo); c["sub"] != "alice" || c["caas_org_id"] != fedTenantA {
 		t.Fatalf("on-behalf-of claims: %v", c)
 	}
 
 	for name, tok := range map[string]string{
 		"wrong audience":       f.idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "other"}),
 		"unknown kid":          federationtest.Sign(t, federationtest.Key(4), "nope", f.idp.Claims("alice", jwt.MapClaims{"aud": "svc-api"})),
-		"trusted, wrong org":   federationtest.Sign(t, partner, "partner-1", jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "x", "caas_org_id": tB, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}),
+		"trusted, wrong org":   federationtest.Sign(t, partner, "partner-1", jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "x", "caas_org_id": fedTenantB, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}),
 		"provider key, no exp": f.idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": nil}),
 	} {
-		if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(tok)...); r.status != 401 || errCode(r) != "UNAUTHORIZED" {
+		if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(tok)...); r.status != 401 || fedErrCode(r) != "UNAUTHORIZED" {
 			t.Errorf("%s: %d %s", name, r.status, r.raw)
 		}
 	}
 
 	// Revocation beats the verified-token cache.
-	if r := f.call(t, "POST", "/oauth/oidc/providers/"+providerID+"/invalidate", "", "", bearer(admin)...); r.status != 200 {
+	if r := f.call(t, "POST", "/oauth/oidc/providers/"+providerID+"/invalidate", "", "", fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("invalidate provider: %d %s", r.status, r.raw)
 	}
-	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(fedTok)...); r.status != 401 {
+	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(fedTok)...); r.status != 401 {
 		t.Fatalf("token of an invalidated provider: %d", r.status)
 	}
-	if r := f.call(t, "POST", "/oauth/keys/trusted/partner-1/invalidate", "", "", bearer(admin)...); r.status != 200 {
+	if r := f.call(t, "POST", "/oauth/keys/trusted/partner-1/invalidate", "", "", fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("invalidate trusted key: %d %s", r.status, r.raw)
 	}
-	if r := f.call(t, "GET", "/oauth/keys/trusted", "", "", bearer(trustedTok)...); r.status != 401 {
+	if r := f.call(t, "GET", "/oauth/keys/trusted", "", "", fedBearer(trustedTok)...); r.status != 401 {
 		t.Fatalf("token of an invalidated trusted key: %d", r.status)
 	}
 	if !strings.HasPrefix(admin, "ey") {
@@ -213,15 +213,15 @@ func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
 	hdr, _ := claimsOf(t, admin)
 	ownKid := hdr["kid"].(string)
 	f.idp.Rotate(ownKid, federationtest.Key(3))
-	if r := f.call(t, "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"`+f.idp.WellKnown()+`"}`, bearer(admin)...); r.status != 200 {
+	if r := f.call(t, "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"`+f.idp.WellKnown()+`"}`, fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("register: %d %s", r.status, r.raw)
 	}
-	forged := federationtest.Sign(t, federationtest.Key(3), ownKid, jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "x", "caas_org_id": tA,
+	forged := federationtest.Sign(t, federationtest.Key(3), ownKid, jwt.MapClaims{"iss": f.cfg.JWTIssuer, "sub": "x", "caas_org_id": fedTenantA,
 		"user_roles": []string{iam.RoleAdmin}, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()})
-	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(forged)...); r.status != 401 {
+	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(forged)...); r.status != 401 {
 		t.Fatalf("token signed by the provider under svc's kid: %d %s", r.status, r.raw)
 	}
-	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", bearer(admin)...); r.status != 200 {
+	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("first-party token after the provider published svc's kid: %d %s", r.status, r.raw)
 	}
 }

@@ -48,7 +48,7 @@ func init() {
 			},
 			"registerOidcProvider": func(ctx *fasthttp.RequestCtx) {
 				var r federation.ProviderRegistration
-				present, err := decodeAdminBody(ctx, &r)
+				present, err := fedDecodeBody(ctx, &r)
 				if err == nil && !present {
 					err = apierr.New(apierr.BadRequest, "request body is required")
 				}
@@ -65,7 +65,7 @@ func init() {
 			},
 			"updateOidcProvider": withID(func(ctx *fasthttp.RequestCtx, tenant, id string) {
 				body := ctx.PostBody()
-				if len(body) > maxAdminBody {
+				if len(body) > fedMaxBody {
 					s.writeError(ctx, apierr.New(apierr.BadRequest, "request body is larger than 1 MiB"))
 					return
 				}
@@ -81,13 +81,13 @@ func init() {
 					s.writeError(ctx, err)
 					return
 				}
-				writeEmpty(ctx)
+				fedWriteEmpty(ctx)
 			}),
 			"reactivateOidcProvider": withID(func(ctx *fasthttp.RequestCtx, tenant, id string) {
 				var body struct {
 					ReactivateKeys *bool `json:"reactivateKeys"`
 				}
-				if _, err := decodeAdminBody(ctx, &body); err != nil {
+				if _, err := fedDecodeBody(ctx, &body); err != nil {
 					s.writeError(ctx, err)
 					return
 				}
@@ -104,14 +104,14 @@ func init() {
 					s.writeError(ctx, err)
 					return
 				}
-				writeEmpty(ctx)
+				fedWriteEmpty(ctx)
 			}),
 			"reloadOidcProviders": func(ctx *fasthttp.RequestCtx) {
 				if err := p.Reload(ctx); err != nil {
 					s.writeError(ctx, err)
 					return
 				}
-				writeEmpty(ctx)
+				fedWriteEmpty(ctx)
 			},
 		}
 	})

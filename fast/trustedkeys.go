@@ -34,7 +34,7 @@ func init() {
 		}
 		out["registerTrustedKey"] = func(ctx *fasthttp.RequestCtx) {
 			var r federation.TrustedKeyRegistration
-			present, err := decodeAdminBody(ctx, &r)
+			present, err := fedDecodeBody(ctx, &r)
 			if err == nil && !present {
 				err = apierr.New(apierr.BadRequest, "request body is required")
 			}
@@ -54,7 +54,7 @@ func init() {
 				s.writeError(ctx, err)
 				return
 			}
-			writeEmpty(ctx)
+			fedWriteEmpty(ctx)
 		}
 		out["invalidateTrustedKey"] = func(ctx *fasthttp.RequestCtx) {
 			kid := routeParam(ctx, "keyId")
@@ -65,7 +65,7 @@ func init() {
 				s.writeError(ctx, err)
 				return
 			}
-			if _, err := decodeAdminBody(ctx, &body); err != nil {
+			if _, err := fedDecodeBody(ctx, &body); err != nil {
 				s.writeError(ctx, err)
 				return
 			}
@@ -73,7 +73,7 @@ func init() {
 				s.writeError(ctx, err)
 				return
 			}
-			writeEmpty(ctx)
+			fedWriteEmpty(ctx)
 		}
 		out["reactivateTrustedKey"] = func(ctx *fasthttp.RequestCtx) {
 			kid := routeParam(ctx, "keyId")
@@ -82,7 +82,7 @@ func init() {
 				return
 			}
 			var r federation.Reactivation
-			present, err := decodeAdminBody(ctx, &r)
+			present, err := fedDecodeBody(ctx, &r)
 			if err != nil {
 				s.writeError(ctx, err)
 				return

@@ -20,7 +20,7 @@ type federationServices struct {
 	Providers *federation.Providers
 }
 
-func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+func fedMillis(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federationServices, error) {
 	if cfg.IAMMode != "jwt" {
@@ -41,9 +41,9 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		RequireHTTPS: cfg.OIDCRequireHTTPS,
 		Net: netguard.Options{
 			AllowPrivate:   cfg.OIDCAllowPrivateNetworks,
-			ConnectTimeout: ms(cfg.OIDCConnectTimeoutMS),
-			PoolTimeout:    ms(cfg.OIDCConnectionRequestTimeout),
-			ReadTimeout:    ms(cfg.OIDCSocketTimeoutMS),
+			ConnectTimeout: fedMillis(cfg.OIDCConnectTimeoutMS),
+			PoolTimeout:    fedMillis(cfg.OIDCConnectionRequestTimeout),
+			ReadTimeout:    fedMillis(cfg.OIDCSocketTimeoutMS),
 		},
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
 		Log:               log,

@@ -24,19 +24,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func testPostgresURL() string {
+func fedPostgresURL() string {
 	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
 		return u
 	}
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// tempDatabase creates a uniquely named database and drops it after t.
-func tempDatabase(t *testing.T) string {
+// fedTempDatabase creates a uniquely named database and drops it after t.
+func fedTempDatabase(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, testPostgresURL())
+	admin, err := pgx.Connect(ctx, fedPostgresURL())
 	if err != nil {
 		t.Skipf("no PostgreSQL at SVC_TEST_POSTGRES_URL: %v", err)
 	}
@@ -52,7 +52,7 @@ func tempDatabase(t *testing.T) string {
 		admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)")
 		admin.Close(ctx)
 	})
-	u, _ := url.Parse(testPostgresURL())
+	u, _ := url.Parse(fedPostgresURL())
 	u.Path = "/" + name
 	return u.String()
 }
@@ -61,7 +61,7 @@ func tempDatabase(t *testing.T) string {
 // on PostgreSQL: a trusted key and an OIDC provider registered before a
 // restart are there after it, and the key still authenticates.
 func TestFederationSurvivesRestartOnPostgres(t *testing.T) {
-	dbURL := tempDatabase(t)
+	dbURL := fedTempDatabase(t)
 	bin := svcBinary(t)
 	signing, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKCS8PrivateKey(signing)
