@@ -178,3 +178,22 @@ func TestJWTModeSurvivesRestartOnPostgres(t *testing.T) {
 func base64Decode(s string) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(s)
 }
+
+// A signing key that does not parse refuses startup with one line naming
+// the variable and never quoting the value.
+func TestBadSigningKeyRefusesStart(t *testing.T) {
+	cmd := exec.Command(svcBinary(t), "serve")
+	cmd.Dir = t.TempDir()
+	secret := "c2VjcmV0LXZhbHVlLXRoYXQtaXMtbm90LWEta2V5"
+	cmd.Env = cleanEnv(t, "SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY="+secret, fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)),
+		fmt.Sprintf("SVC_ADMIN_PORT=%d", freePort(t)), "SVC_GRPC_PORT=1")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "SVC_JWT_SIGNING_KEY") || strings.Contains(string(out), secret) ||
+		strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Fatalf("output: %q", out)
+	}
+}
