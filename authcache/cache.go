@@ -267,16 +267,22 @@ func (c *Cache) ownKey(ctx context.Context, kid string, now time.Time) (*iam.Rin
 	if g, neg := c.unknown.Get(kid); neg && g == gen {
 		return nil, false
 	}
-	if last := c.lastReload.Load(); c.since(now)-last >= int64(minReloadGap) && c.lastReload.CompareAndSwap(last, c.since(now)) {
-		_, _, _ = c.sf.Do("reload", func() (any, error) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			return nil, c.keys.Reload(rctx)
-		})
-		c.noteRing()
-		if k, ok := c.keys.Ring().Lookup(kid, now); ok {
-			return k, true
+	// Concurrent callers join one reload; within minReloadGap of the last
+	// one nobody reloads again.
+	_, _, _ = c.sf.Do("reload", func() (any, error) {
+		at := c.since(c.now())
+		if at-c.lastReload.Load() < int64(minReloadGap) {
+			return nil, nil
 		}
+		c.lastReload.Store(at)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		err := c.keys.Reload(rctx)
+		c.noteRing()
+		return nil, err
+	})
+	if k, ok := c.keys.Ring().Lookup(kid, now); ok {
+		return k, true
 	}
 	c.unknown.SetWithTTL(kid, c.gen.Load(), 1, negativeTTL)
 	return nil, false
