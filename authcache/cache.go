@@ -80,7 +80,7 @@ type Cache struct {
 	opt      Options
 	parser   *jwt.Parser
 	verified *ristretto.Cache[uint64, *entry]
-	unknown  *ristretto.Cache[string, struct{}]
+	unknown  *ristretto.Cache[string, uint64] // kid → generation when found unknown
 	sf       singleflight.Group
 	now      func() time.Time
 	epoch    time.Time
@@ -117,7 +117,7 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authcache: token cache: %w", err)
 	}
-	unknown, err := ristretto.NewCache(&ristretto.Config[string, struct{}]{
+	unknown, err := ristretto.NewCache(&ristretto.Config[string, uint64]{
 		NumCounters: 1 << 16, MaxCost: 1 << 14, BufferItems: 64,
 	})
 	if err != nil {
@@ -159,10 +159,9 @@ func (c *Cache) since(t time.Time) int64 { return int64(t.Sub(c.epoch)) }
 
 // Purge makes every cached verification void; the federation side calls it
 // when a provider or trusted key is invalidated or deleted.
-func (c *Cache) Purge() {
-	c.gen.Add(1)
-	c.unknown.Clear()
-}
+// Negative entries carry the generation too, so they lapse with it (and no
+// ristretto Clear, which must not race with Get and Set, is needed).
+func (c *Cache) Purge() { c.gen.Add(1) }
 
 // Stale reports whether verification fails closed at now.
 func (c *Cache) Stale(now time.Time) bool {
@@ -264,21 +263,28 @@ func (c *Cache) ownKey(ctx context.Context, kid string, now time.Time) (*iam.Rin
 	if k, ok := c.keys.Ring().Lookup(kid, now); ok {
 		return k, true
 	}
-	if _, neg := c.unknown.Get(kid); neg {
+	gen := c.gen.Load()
+	if g, neg := c.unknown.Get(kid); neg && g == gen {
 		return nil, false
 	}
-	if last := c.lastReload.Load(); c.since(now)-last >= int64(minReloadGap) && c.lastReload.CompareAndSwap(last, c.since(now)) {
-		_, _, _ = c.sf.Do("reload", func() (any, error) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			return nil, c.keys.Reload(rctx)
-		})
-		c.noteRing()
-		if k, ok := c.keys.Ring().Lookup(kid, now); ok {
-			return k, true
+	// Concurrent callers join one reload; within minReloadGap of the last
+	// one nobody reloads again.
+	_, _, _ = c.sf.Do("reload", func() (any, error) {
+		at := c.since(c.now())
+		if at-c.lastReload.Load() < int64(minReloadGap) {
+			return nil, nil
 		}
+		c.lastReload.Store(at)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		err := c.keys.Reload(rctx)
+		c.noteRing()
+		return nil, err
+	})
+	if k, ok := c.keys.Ring().Lookup(kid, now); ok {
+		return k, true
 	}
-	c.unknown.SetWithTTL(kid, struct{}{}, 1, negativeTTL)
+	c.unknown.SetWithTTL(kid, c.gen.Load(), 1, negativeTTL)
 	return nil, false
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -268,4 +269,78 @@ func TestReconcileLoopRunsAndStops(t *testing.T) {
 	if st.lists.Load() != n {
 		t.Fatal("loop still running after Stop")
 	}
+}
+
+// Concurrent first sightings of a key created on another node all verify
+// and share one reload.
+func TestConcurrentUnknownKidSharesOneReload(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	other, _ := iam.NewKeys(f.store.Keypairs, rsaKey(), iam.AudienceClient, 365)
+	if _, err := other.Issue(ctx, iam.IssueRequest{Audience: iam.AudienceClient}); err != nil {
+		t.Fatal(err)
+	}
+	sk := other.Ring().Signer(iam.AudienceClient, time.Now())
+	before := f.store.lists.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": "u", "iss": "svc", "iat": time.Now().Unix(),
+				"exp": time.Now().Add(time.Hour).Unix(), "caas_org_id": "t1", "jti": fmt.Sprint(i)})
+			tok.Header["kid"] = sk.KID
+			s, _ := tok.SignedString(sk.Private)
+			if _, err := f.cache.Verify(ctx, []byte(s)); err != nil {
+				errs <- err
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent first sighting: %v", err)
+	}
+	if n := f.store.lists.Load() - before; n != 1 {
+		t.Fatalf("%d reloads, want 1", n)
+	}
+}
+
+// Verification, purges and reconciles running together (run with -race).
+func TestConcurrentVerifyPurgeReconcile(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	toks := make([][]byte, 8)
+	for i := range toks {
+		toks[i] = []byte(f.mint(t, f.keys.BootstrapKID(), func(c jwt.MapClaims) { c["jti"] = fmt.Sprint(i) }))
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := f.cache.Verify(ctx, toks[(i+w)%len(toks)]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	for i := 0; i < 20; i++ {
+		f.cache.Purge()
+		if err := f.cache.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.cache.Verify(ctx, []byte(f.mint(t, "unknown-"+string(rune('a'+i)), nil)))
+	}
+	close(stop)
+	wg.Wait()
 }

@@ -1,7 +1,9 @@
 package fast
 
 import (
+	"bytes"
 	"encoding/base64"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
@@ -188,6 +190,18 @@ func TestTokenEndpointErrors(t *testing.T) {
 				t.Fatalf("body %s, want error %s", r.body, c.code)
 			}
 		})
+	}
+	// Multipart bodies and the query string are read too; the body wins.
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	w.WriteField("grant_type", "client_credentials")
+	w.Close()
+	if r := h.do("POST", "/oauth/token?grant_type=password", "", &mp, "Content-Type", w.FormDataContentType(),
+		"Authorization", basic(bootID, bootSecret)); r.status != 200 {
+		t.Fatalf("multipart: %d %s", r.status, r.body)
+	}
+	if r := h.do("POST", "/oauth/token?grant_type=client_credentials", "", nil, "Authorization", basic(bootID, bootSecret)); r.status != 200 {
+		t.Fatalf("query-string grant: %d %s", r.status, r.body)
 	}
 	// Both halves are form-URL-decoded: an escaped id authenticates.
 	if r := h.do("POST", "/oauth/token", "", strings.NewReader(form("grant_type", "client_credentials")), "Content-Type", ct,

@@ -102,10 +102,19 @@ func basicCredentials(h []byte) (id, secret string, ok bool) {
 	return id, secret, true
 }
 
-// formValue reads a form field; the urlencoded body wins over the query.
+// formValue reads a form field the way the reference does: the body
+// (urlencoded or multipart) wins over the query string; the first of
+// repeated keys counts.
 func formValue(ctx *fasthttp.RequestCtx, key string) string {
 	if v := ctx.PostArgs().Peek(key); v != nil {
 		return string(v)
+	}
+	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("multipart/form-data")) {
+		if f, err := ctx.MultipartForm(); err == nil {
+			if v := f.Value[key]; len(v) > 0 {
+				return v[0]
+			}
+		}
 	}
 	return string(ctx.QueryArgs().Peek(key))
 }
