@@ -2,6 +2,7 @@ package federation
 
 import (
 	"errors"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -468,5 +469,45 @@ func TestUnknownKidFloodIsRateLimited(t *testing.T) {
 	}
 	if _, _, err := ver.VerifyExternal(bg, good); err != nil {
 		t.Fatalf("known kid after the flood: %v", err)
+	}
+}
+
+// TestIatSkewAtRegistration: a token issued up to 30 s before the
+// provider was registered is accepted (clock skew), earlier is refused.
+func TestIatSkewAtRegistration(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	now := time.Now()
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", jwt.MapClaims{"iat": now.Add(-10 * time.Second).Unix()})); err != nil {
+		t.Fatalf("iat within the skew: %v", err)
+	}
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", jwt.MapClaims{"iat": now.Add(-2 * time.Minute).Unix()})); err == nil {
+		t.Fatal("iat two minutes before registration accepted")
+	}
+}
+
+// TestCrossIssuerKeyConfusion: two providers publish the same kid with
+// different keys; a token of one carrying the other's issuer is checked
+// against the other's key and refused, and each provider's own tokens
+// bind to its own tenant.
+func TestCrossIssuerKeyConfusion(t *testing.T) {
+	idp1, idp2 := newTestIdP(t), newTestIdP(t)
+	idp2.Rotate("k1", testKey(t, 1))
+	p, _ := newTestProviders(t, idp1, nil)
+	// One client trusting both test servers' certificates.
+	p.fetch.client.Transport.(*http.Transport).TLSClientConfig.RootCAs.AddCert(idp2.Srv.Certificate())
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp1.WellKnown())})
+	register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: strp(idp2.WellKnown())})
+	ver := p.Verifier()
+	for idp, want := range map[*testIdP]string{idp1: tenantA, idp2: tenantB} {
+		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", nil))
+		if err != nil || pr.TenantID != want {
+			t.Fatalf("own token: %+v %v", pr, err)
+		}
+	}
+	forged := sign(t, idp1.PrivateKey("k1"), "k1", idp1.Claims("u", jwt.MapClaims{"iss": idp2.Issuer}))
+	if _, _, err := ver.VerifyExternal(bg, forged); err == nil {
+		t.Fatal("token of provider 1 accepted under provider 2's issuer")
 	}
 }
