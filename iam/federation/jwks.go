@@ -40,6 +40,11 @@ type jwksCache struct {
 	// fetch each. A rotation right after a fetch still fits the burst.
 	limitMu sync.Mutex
 	limits  map[string]*bucket
+
+	// kids are the kids of each URL's last successful fetch, so a refetch
+	// can drop keys the provider no longer publishes (guarded by kidsMu).
+	kidsMu sync.Mutex
+	kids   map[string][]string
 }
 
 type bucket struct {
@@ -93,7 +98,7 @@ func newJWKSCache(ttl, negTTL time.Duration, fetch func(context.Context, string)
 		keys.Close()
 		return nil, err
 	}
-	return &jwksCache{keys: keys, neg: neg, fetch: fetch, ttl: ttl, negTTL: negTTL, limits: map[string]*bucket{}}, nil
+	return &jwksCache{keys: keys, neg: neg, fetch: fetch, ttl: ttl, negTTL: negTTL, limits: map[string]*bucket{}, kids: map[string][]string{}}, nil
 }
 
 func (c *jwksCache) close() {
@@ -154,10 +159,23 @@ func (c *jwksCache) doFetch(ctx context.Context, uri, flight string, limited boo
 		if err != nil {
 			return nil, err
 		}
+		fresh := make([]string, 0, len(keys))
 		for kid, pub := range keys {
 			c.keys.SetWithTTL(cacheKey(uri, kid), pub, 1, c.ttl)
 			c.neg.Del(cacheKey(uri, kid))
+			fresh = append(fresh, kid)
 		}
+		c.kidsMu.Lock()
+		for _, old := range c.kids[uri] {
+			if keys[old] == nil {
+				c.keys.Del(cacheKey(uri, old))
+			}
+		}
+		if len(c.kids) > 4096 {
+			clear(c.kids)
+		}
+		c.kids[uri] = fresh
+		c.kidsMu.Unlock()
 		c.keys.Wait()
 		return keys, nil
 	})

@@ -16,7 +16,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"svc/apierr"
 	"svc/netguard"
@@ -69,6 +68,10 @@ func (p *Providers) OnChange(fn func()) { p.changed.set(fn) }
 type discovered struct {
 	uri, issuers string
 	doc          *DiscoveryDoc
+	// stamp is the record's UpdatedAt the document was checked against. A
+	// newer stamp (PATCH, or a reload on any node) means: discover again
+	// and refetch the keys.
+	stamp time.Time
 }
 
 type liveProvider struct {
@@ -330,7 +333,7 @@ func (p *Providers) Patch(ctx context.Context, tenant, id string, body []byte) (
 	if err != nil {
 		return ProviderView{}, p.mapErr(err, "updating")
 	}
-	p.forget(rec.ID)
+	// The new UpdatedAt makes the refresh discover again and refetch keys.
 	p.refreshAfterWrite(ctx)
 	return providerView(rec), nil
 }
@@ -398,32 +401,32 @@ func (p *Providers) Delete(ctx context.Context, tenant, id string) error {
 	return nil
 }
 
-// Reload re-reads every provider and re-fetches discovery and JWKS for each
-// active one, synchronously; a provider whose fetch fails keeps its
-// previous document and keys. Concurrent reloads run one at a time.
+// Reload re-fetches discovery and JWKS of every active provider,
+// synchronously on this node; a provider whose fetch fails keeps its
+// previous document and keys. It also stamps every active record, so the
+// other nodes' reconcile loops see the change and re-fetch too (the
+// operation is cluster-wide). Concurrent reloads run one at a time.
 func (p *Providers) Reload(ctx context.Context) error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
-	if err := p.refresh(ctx, true); err != nil {
-		return err
+	all, err := p.store.ListAllProviders(ctx)
+	if err != nil {
+		return fmt.Errorf("reading OIDC providers: %w", err)
 	}
-	var g errgroup.Group
-	g.SetLimit(4)
-	seen := map[string]bool{}
-	for _, lp := range p.snap.Load().list {
-		if lp.doc == nil || seen[lp.doc.JWKSURI] {
+	now := p.now().UTC()
+	for _, r := range all {
+		if !r.Active() {
 			continue
 		}
-		uri := lp.doc.JWKSURI
-		seen[uri] = true
-		g.Go(func() error {
-			if _, err := p.jwks.refetch(ctx, uri); err != nil {
-				p.log.Warn("OIDC JWKS reload failed; keeping the previous keys", "err", err)
-			}
+		_, err := p.store.UpdateProvider(ctx, r.Tenant, r.ID, func(u *storage.OIDCProvider, _ []*storage.OIDCProvider) error {
+			u.UpdatedAt = now
 			return nil
 		})
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("stamping OIDC provider for reload: %w", err)
+		}
 	}
-	return g.Wait()
+	return p.refresh(ctx, true)
 }
 
 func (p *Providers) forget(id string) {
@@ -458,11 +461,26 @@ func (p *Providers) Run(ctx context.Context) {
 }
 
 func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
+	refetch, err := p.refreshLocked(ctx, rediscover)
+	if err != nil {
+		return err
+	}
+	// Key sets of rediscovered providers are fetched outside the lock; a
+	// failed fetch keeps the previous keys.
+	for _, uri := range refetch {
+		if _, err := p.jwks.refetch(ctx, uri); err != nil {
+			p.log.Warn("OIDC JWKS refetch failed; keeping the previous keys", "err", err)
+		}
+	}
+	return nil
+}
+
+func (p *Providers) refreshLocked(ctx context.Context, rediscover bool) (refetch []string, err error) {
 	p.refreshMu.Lock()
 	defer p.refreshMu.Unlock()
 	all, err := p.store.ListAllProviders(ctx)
 	if err != nil {
-		return fmt.Errorf("reading OIDC providers: %w", err)
+		return nil, fmt.Errorf("reading OIDC providers: %w", err)
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
@@ -477,22 +495,34 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	disc := make(map[string]*discovered, len(all))
 	s := &providerSnapshot{}
 	fp := xxhash.New()
+	seen := map[string]bool{}
 	for _, r := range all {
 		if !r.Active() {
 			continue
 		}
 		issKey := strings.Join(r.Issuers, "\x00")
 		d := p.disc[r.ID]
+		had := d != nil
 		if d != nil && (d.uri != r.WellKnownURI || d.issuers != issKey) {
 			d = nil
 		}
+		changed := had && (d == nil || !d.stamp.Equal(r.UpdatedAt))
 		retryDue := d == nil && time.Since(p.tried[r.ID]) >= pendingRetry
-		if rediscover || retryDue {
+		if rediscover || changed || retryDue {
 			if nd := p.discover(ctx, r); nd != nil {
 				d = nd
 				delete(p.tried, r.ID)
+				if (rediscover || changed) && !seen[nd.doc.JWKSURI] {
+					seen[nd.doc.JWKSURI] = true
+					refetch = append(refetch, nd.doc.JWKSURI)
+				}
 			} else if d == nil {
 				p.tried[r.ID] = time.Now()
+			} else {
+				// Keep the previous document; retry on the next change.
+				kept := *d
+				kept.stamp = r.UpdatedAt
+				d = &kept
 			}
 		}
 		lp := &liveProvider{rec: r}
@@ -504,7 +534,7 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 		if r.RolesClaim != nil {
 			rc = "=" + *r.RolesClaim
 		}
-		fmt.Fprintf(fp, "%s\x00%s\x00%q\x00%q\x00%s\x00%v\x00", r.ID, r.Tenant, r.Issuers, r.Audiences, rc, lp.doc != nil)
+		fmt.Fprintf(fp, "%s\x00%s\x00%q\x00%q\x00%s\x00%d\x00%v\x00", r.ID, r.Tenant, r.Issuers, r.Audiences, rc, r.UpdatedAt.UnixNano(), lp.doc != nil)
 		if lp.doc != nil {
 			fmt.Fprintf(fp, "%s\x00%s\x00", lp.doc.Issuer, lp.doc.JWKSURI)
 		}
@@ -514,7 +544,7 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	p.snap.Store(s)
 	p.health.succeeded()
 	p.changed.observe(fp.Sum64())
-	return nil
+	return refetch, nil
 }
 
 // pendingRetry spaces discovery attempts of a provider that is down.
@@ -537,5 +567,5 @@ func (p *Providers) discover(ctx context.Context, r *storage.OIDCProvider) *disc
 		p.log.Warn("OIDC jwks_uri is not https; provider pending", "provider", r.ID)
 		return nil
 	}
-	return &discovered{uri: r.WellKnownURI, issuers: strings.Join(r.Issuers, "\x00"), doc: doc}
+	return &discovered{uri: r.WellKnownURI, issuers: strings.Join(r.Issuers, "\x00"), doc: doc, stamp: r.UpdatedAt}
 }

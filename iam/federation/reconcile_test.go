@@ -110,3 +110,49 @@ func TestOnChangeFiresOnlyOnChange(t *testing.T) {
 		t.Fatalf("invalidate: %d hook calls", calls-base)
 	}
 }
+
+// TestReloadIsClusterWide: the IdP drops a compromised key; a reload on
+// node 1 refuses its tokens at once, and node 2 follows on its next
+// reconcile, while the replacement key works on both.
+func TestReloadIsClusterWide(t *testing.T) {
+	idp := newTestIdP(t)
+	store := memory.NewIAMStores().Providers
+	mk := func() *Providers {
+		p, err := NewProviders(ProvidersConfig{RolesClaim: "roles", RequireHTTPS: true, Net: idp.NetOptions(), ReconcileInterval: time.Minute}, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	node1, node2 := mk(), mk()
+	register(t, node1, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	if err := node2.Refresh(bg); err != nil {
+		t.Fatal(err)
+	}
+	old := idp.Token(t, "k1", "alice", nil)
+	for i, n := range []*Providers{node1, node2} {
+		if _, _, err := n.Verifier().VerifyExternal(bg, old); err != nil {
+			t.Fatalf("node %d before rotation: %v", i+1, err)
+		}
+	}
+	idp.Rotate("k2", testKey(t, 1))
+	if err := node1.Reload(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := node1.Verifier().VerifyExternal(bg, old); err == nil {
+		t.Fatal("node 1 still accepts the dropped key after reload")
+	}
+	if err := node2.Refresh(bg); err != nil { // node 2's reconcile tick
+		t.Fatal(err)
+	}
+	if _, _, err := node2.Verifier().VerifyExternal(bg, old); err == nil {
+		t.Fatal("node 2 still accepts the dropped key after its reconcile")
+	}
+	fresh := idp.Token(t, "k2", "alice", nil)
+	for i, n := range []*Providers{node1, node2} {
+		if _, _, err := n.Verifier().VerifyExternal(bg, fresh); err != nil {
+			t.Fatalf("node %d with the new key: %v", i+1, err)
+		}
+	}
+}
