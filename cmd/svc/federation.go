@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"svc/authcache"
@@ -18,6 +19,7 @@ import (
 type federationServices struct {
 	Trusted   *federation.TrustedKeys
 	Providers *federation.Providers
+	loops     sync.WaitGroup
 }
 
 func fedMillis(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -86,17 +88,37 @@ func (f *federationServices) onChange(fn func()) {
 	}
 }
 
-// run keeps both caches reconciled until ctx ends.
+// run keeps both caches reconciled until ctx ends; close waits for the
+// loops, so ctx must be cancelled before close is called.
 func (f *federationServices) run(ctx context.Context) {
-	if f.Trusted != nil {
-		go f.Trusted.Run(ctx)
-	}
-	if f.Providers != nil {
-		go f.Providers.Run(ctx)
+	for _, loop := range []func(context.Context){f.trustedRun(), f.providersRun()} {
+		if loop == nil {
+			continue
+		}
+		f.loops.Add(1)
+		go func() {
+			defer f.loops.Done()
+			loop(ctx)
+		}()
 	}
 }
 
+func (f *federationServices) trustedRun() func(context.Context) {
+	if f.Trusted == nil {
+		return nil
+	}
+	return f.Trusted.Run
+}
+
+func (f *federationServices) providersRun() func(context.Context) {
+	if f.Providers == nil {
+		return nil
+	}
+	return f.Providers.Run
+}
+
 func (f *federationServices) close() {
+	f.loops.Wait()
 	if f.Providers != nil {
 		f.Providers.Close()
 	}
