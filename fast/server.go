@@ -19,6 +19,7 @@ import (
 	"svc/entity"
 	"svc/help"
 	"svc/iam"
+	"svc/iam/federation"
 	"svc/model"
 	"svc/storage"
 )
@@ -49,7 +50,15 @@ type Deps struct {
 	Models storage.Models
 	// Model is the model API (/model/…); nil leaves it at 501.
 	Model *model.Service
-	Log   *slog.Logger
+
+	Log *slog.Logger
+	// IAM are the jwt-mode services (token endpoint, clients, keypairs);
+	// nil in mock mode.
+	IAM *IAMDeps
+	// TrustedKeys and OIDC are the federation services (iam/federation);
+	// nil leaves their operations at 501.
+	TrustedKeys *federation.TrustedKeys
+	OIDC        *federation.Providers
 }
 
 // Server is the main API listener plus the admin listener.
@@ -119,6 +128,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	// withHelpFastPath); the route stays registered for 405 handling.
 	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
 	r.GET(cp+"/health", s.instrument("/health", s.health))
+	s.mountOAuthExtras(r, cp)
 
 	s.handler = s.withRequestID(s.withCORS(s.withHelpFastPath(r.Handler)))
 	return s, nil
@@ -148,6 +158,7 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 		WriteTimeout:                  c.HTTPWriteTimeout,
 		IdleTimeout:                   idle,
 		MaxRequestBodySize:            MaxBodyBytes,
+		ReadBufferSize:                MaxHeaderBytes,
 		NoDefaultServerHeader:         true,
 		NoDefaultDate:                 false,
 		DisableHeaderNamesNormalizing: false,
@@ -164,6 +175,12 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 	}
 	return srv
 }
+
+// MaxHeaderBytes bounds a request's header block. fasthttp's 4 KiB default
+// refuses real federated tokens carrying many groups with 431; at 80 KiB a
+// hostile 64 KB bearer header still reaches the authenticator and gets the
+// uniform 401. The cost is that buffer per keep-alive connection.
+const MaxHeaderBytes = 80 << 10
 
 // MaxBodyBytes caps every request body at the socket; areas apply tighter
 // limits of their own with clear 400s.

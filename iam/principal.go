@@ -5,7 +5,10 @@ package iam
 // Principal is who a request acts for. Every read and write is scoped to
 // TenantID.
 type Principal struct {
-	Kind       string // user, service or system
+	Kind string // user, service or system
+	// Subject is the verified token's sub; token exchange copies it into
+	// the on-behalf-of token. Empty in mock mode.
+	Subject    string
 	UserID     string
 	UserName   string
 	TenantID   string

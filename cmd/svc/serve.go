@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"svc/config"
 	"svc/entity"
@@ -36,7 +37,13 @@ func serve() int {
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON))
 	modelSvc.SetEntityCounter(entitySvc)
-	srv, err := fast.New(cfg, fast.Deps{
+	fed, err := newFederation(cfg, st, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer fed.close()
+	deps := fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
 		Log:     log,
@@ -45,7 +52,24 @@ func serve() int {
 		Model:   modelSvc,
 
 		Entities: entitySvc,
-	})
+
+		TrustedKeys: fed.Trusted,
+		OIDC:        fed.Providers,
+	}
+	var jwt *jwtMode
+	if cfg.IAMMode == "jwt" {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		jwt, err = startJWT(sctx, cfg, st.IAM, fed.externals(), log)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
+			return 1
+		}
+		defer jwt.Close()
+		deps.Auth, deps.IAM = jwt.auth, jwt.deps
+		fed.onChange(jwt.cache.Purge)
+	}
+	srv, err := fast.New(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
@@ -53,6 +77,7 @@ func serve() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
+	fed.run(ctx)
 
 	// A second signal during the drain forces exit.
 	go func() {
@@ -68,6 +93,7 @@ func serve() int {
 	err = srv.Serve(ctx, func(api, admin net.Addr) {
 		if !cfg.SuppressBanner {
 			printBanner(os.Stderr, cfg, api, admin)
+			jwt.printKeyWarnings(os.Stderr, time.Now())
 		}
 		log.Info("listening", "api", api.String(), "admin", admin.String())
 	})

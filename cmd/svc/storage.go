@@ -16,6 +16,8 @@ type stores struct {
 	Models storage.Models
 	// Entities holds entities and their revisions.
 	Entities storage.Entities
+	// IAM holds the jwt-mode stores.
+	IAM storage.IAMStores
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -40,9 +42,12 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		if err != nil {
 			return nil, err
 		}
+		iamStores := storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(),
+			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
 		return &stores{
 			Models:   db.Models(),
 			Entities: db.Entities(),
+			IAM:      iamStores,
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -51,7 +56,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Entities: memory.NewEntities(), Ready: func() bool { return true }, Close: func() {}}, nil
+		return &stores{Models: memory.NewModels(), Entities: memory.NewEntities(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

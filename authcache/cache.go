@@ -1,0 +1,377 @@
+// Package authcache verifies bearer tokens for jwt mode: svc's own keypairs
+// first, then the External verifiers (OIDC providers, trusted keys), with
+// every verified token cached so a repeated token costs a hash and a map
+// probe instead of an RSA verification.
+package authcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/sync/singleflight"
+
+	"svc/iam"
+)
+
+// Leeway applies to exp, nbf and iat of every token.
+const Leeway = 30 * time.Second
+
+const (
+	// maxTokenBytes bounds what is parsed at all; real tokens are a few KB.
+	maxTokenBytes = 16 << 10
+	// maxKIDBytes: longer kids are never looked up (or negatively cached).
+	maxKIDBytes = 128
+	// negativeTTL is how long an unknown kid is remembered; short, so a key
+	// created on another node is picked up quickly.
+	negativeTTL = 5 * time.Second
+	// minReloadGap spaces out unknown-kid reloads of the keypair table, so
+	// a stream of random kids cannot hammer storage.
+	minReloadGap = time.Second
+	// staleAfter intervals without a successful reconcile fail closed.
+	staleAfter = 10
+)
+
+// Errors of verification. Callers answer every one with the same 401.
+var (
+	ErrUnknownKID = errors.New("authcache: unknown kid")
+	ErrStale      = errors.New("authcache: key caches are stale; failing closed")
+	errTooLarge   = errors.New("authcache: token too large")
+	errNoSubject  = errors.New("authcache: token binds no principal")
+)
+
+// Reconciler is implemented by an External whose caches are re-read from
+// storage by the reconcile loop.
+type Reconciler interface {
+	Reconcile(ctx context.Context) error
+}
+
+// Options configure a Cache.
+type Options struct {
+	Issuer   string // SVC_JWT_ISSUER: iss of first-party tokens
+	Audience string // SVC_JWT_AUDIENCE: checked when non-empty
+	// ReconcileInterval is SVC_AUTH_CACHE_RECONCILE_INTERVAL.
+	ReconcileInterval time.Duration
+	// MaxCacheBytes bounds the verified-token cache (default 64 MiB).
+	MaxCacheBytes int64
+	Log           *slog.Logger
+}
+
+type entry struct {
+	token string
+	p     *iam.Principal
+	until int64 // unix nanoseconds; the entry is not used from then on
+	gen   uint64
+}
+
+// Cache is the verification chain with its caches. Principals it returns
+// are shared between requests and must not be modified.
+type Cache struct {
+	keys     *iam.Keys
+	ext      []External
+	opt      Options
+	parser   *jwt.Parser
+	verified *ristretto.Cache[uint64, *entry]
+	unknown  *ristretto.Cache[string, uint64] // kid → generation when found unknown
+	sf       singleflight.Group
+	now      func() time.Time
+	epoch    time.Time
+
+	gen        atomic.Uint64
+	ringFP     atomic.Uint64
+	lastOK     atomic.Int64 // since epoch, of the last successful reconcile
+	lastReload atomic.Int64 // since epoch, of the last unknown-kid reload
+
+	mu      sync.Mutex
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// New builds the chain: own keys, then each External in order. keys must
+// have been loaded (Keys.Bootstrap).
+func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
+	if opt.ReconcileInterval <= 0 {
+		opt.ReconcileInterval = time.Minute
+	}
+	if opt.MaxCacheBytes <= 0 {
+		opt.MaxCacheBytes = 64 << 20
+	}
+	if opt.Log == nil {
+		opt.Log = slog.Default()
+	}
+	verified, err := ristretto.NewCache(&ristretto.Config[uint64, *entry]{
+		NumCounters: 1 << 20, MaxCost: opt.MaxCacheBytes, BufferItems: 64,
+		// The key already is a hash of the token; the entry holds the
+		// token itself, compared on every hit, so a collision cannot
+		// hand one token's principal to another.
+		KeyToHash: func(k uint64) (uint64, uint64) { return k, 0 },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authcache: token cache: %w", err)
+	}
+	unknown, err := ristretto.NewCache(&ristretto.Config[string, uint64]{
+		NumCounters: 1 << 16, MaxCost: 1 << 14, BufferItems: 64,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authcache: negative cache: %w", err)
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithLeeway(Leeway), jwt.WithIssuer(opt.Issuer),
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt(),
+	}
+	if opt.Audience != "" {
+		opts = append(opts, jwt.WithAudience(opt.Audience))
+	}
+	c := &Cache{keys: keys, ext: ext, opt: opt, verified: verified, unknown: unknown, now: time.Now}
+	c.epoch = c.now()
+	opts = append(opts, jwt.WithTimeFunc(func() time.Time { return c.now() }))
+	c.parser = jwt.NewParser(opts...)
+	c.ringFP.Store(keys.Ring().Fingerprint)
+	c.lastOK.Store(0)
+	c.lastReload.Store(-int64(minReloadGap))
+	prev := keys.OnChange
+	keys.OnChange = func() {
+		if prev != nil {
+			prev()
+		}
+		c.Purge()
+	}
+	return c, nil
+}
+
+// SetClock replaces the clock (tests). Call before use.
+func (c *Cache) SetClock(now func() time.Time) {
+	c.now = now
+	c.epoch = now()
+	c.lastOK.Store(0)
+	c.lastReload.Store(-int64(minReloadGap))
+}
+
+func (c *Cache) since(t time.Time) int64 { return int64(t.Sub(c.epoch)) }
+
+// Purge makes every cached verification void; the federation side calls it
+// when a provider or trusted key is invalidated or deleted.
+// Negative entries carry the generation too, so they lapse with it (and no
+// ristretto Clear, which must not race with Get and Set, is needed).
+func (c *Cache) Purge() { c.gen.Add(1) }
+
+// Stale reports whether verification fails closed at now.
+func (c *Cache) Stale(now time.Time) bool {
+	return c.since(now)-c.lastOK.Load() > int64(staleAfter*c.opt.ReconcileInterval)
+}
+
+// Verify returns the principal of a bearer token, or an error. A token
+// verified before is answered from the cache until its expiry.
+func (c *Cache) Verify(ctx context.Context, token []byte) (*iam.Principal, error) {
+	now := c.now()
+	if c.Stale(now) {
+		return nil, ErrStale
+	}
+	h := xxhash.Sum64(token)
+	if e, ok := c.verified.Get(h); ok && e.gen == c.gen.Load() && now.UnixNano() < e.until && e.token == string(token) {
+		return e.p, nil
+	}
+	if len(token) > maxTokenBytes {
+		return nil, errTooLarge
+	}
+	gen := c.gen.Load()
+	tok := string(token)
+	p, until, err := c.verifySlow(ctx, tok, now)
+	if err != nil {
+		return nil, err
+	}
+	if ttl := until.Sub(now); ttl > 0 {
+		c.verified.SetWithTTL(h, &entry{token: tok, p: p, until: until.UnixNano(), gen: gen}, int64(len(tok))+256, ttl)
+	}
+	return p, nil
+}
+
+// verifySlow runs the chain: own keys, then each External; only an unknown
+// kid moves on, every other failure is final (iam.md 7.1).
+func (c *Cache) verifySlow(ctx context.Context, tok string, now time.Time) (*iam.Principal, time.Time, error) {
+	p, until, err := c.verifyOwn(ctx, tok, now)
+	if !errors.Is(err, ErrUnknownKID) {
+		return p, until, err
+	}
+	for _, e := range c.ext {
+		p, exp, err := e.VerifyExternal(ctx, tok)
+		if errors.Is(err, ErrNoMatch) {
+			continue
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if p == nil {
+			return nil, time.Time{}, errNoSubject
+		}
+		// Another node may invalidate the provider or key; that reaches
+		// this node within one reconcile interval, so cache no longer.
+		until := now.Add(c.opt.ReconcileInterval)
+		if exp.Before(until) {
+			until = exp
+		}
+		return p, until, nil
+	}
+	return nil, time.Time{}, ErrUnknownKID
+}
+
+// VerifyOwn verifies a token against svc's own keypairs only.
+func (c *Cache) verifyOwn(ctx context.Context, tok string, now time.Time) (*iam.Principal, time.Time, error) {
+	var claims iam.InboundClaims
+	var key *iam.RingKey
+	_, err := c.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		k, ok := c.ownKey(ctx, kid, now)
+		if !ok {
+			return nil, ErrUnknownKID
+		}
+		key = k
+		return k.Public, nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrUnknownKID) {
+			return nil, time.Time{}, ErrUnknownKID
+		}
+		return nil, time.Time{}, err
+	}
+	p, err := claims.Principal()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	until := claims.ExpiresAt.Add(Leeway)
+	if key.ValidTo.Before(until) {
+		until = key.ValidTo
+	}
+	return p, until, nil
+}
+
+// ownKey finds kid among the keypairs. A kid not in the snapshot may be a
+// key created on another node since the last reconcile: reload once
+// (single-flight, rate-limited), then remember the kid as unknown.
+func (c *Cache) ownKey(ctx context.Context, kid string, now time.Time) (*iam.RingKey, bool) {
+	if kid == "" || len(kid) > maxKIDBytes {
+		return nil, false
+	}
+	if k, ok := c.keys.Ring().Lookup(kid, now); ok {
+		return k, true
+	}
+	gen := c.gen.Load()
+	if g, neg := c.unknown.Get(kid); neg && g == gen {
+		return nil, false
+	}
+	// Concurrent callers join one reload; within minReloadGap of the last
+	// one nobody reloads again.
+	_, _, _ = c.sf.Do("reload", func() (any, error) {
+		at := c.since(c.now())
+		if at-c.lastReload.Load() < int64(minReloadGap) {
+			return nil, nil
+		}
+		c.lastReload.Store(at)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		err := c.keys.Reload(rctx)
+		c.noteRing()
+		return nil, err
+	})
+	if k, ok := c.keys.Ring().Lookup(kid, now); ok {
+		return k, true
+	}
+	c.unknown.SetWithTTL(kid, c.gen.Load(), 1, negativeTTL)
+	return nil, false
+}
+
+// noteRing voids cached verifications when the key set changed.
+func (c *Cache) noteRing() {
+	fp := c.keys.Ring().Fingerprint
+	if c.ringFP.Swap(fp) != fp {
+		c.gen.Add(1)
+	}
+}
+
+// VerifySubject verifies a token-exchange subject token through the whole
+// chain (DECISIONS: any validator), bypassing nothing.
+func (c *Cache) VerifySubject(ctx context.Context, token string) (*iam.Principal, error) {
+	return c.Verify(ctx, []byte(token))
+}
+
+// Reconcile re-reads keypairs (and the Externals that reconcile) from
+// storage; on success it records the time, which keeps verification open.
+func (c *Cache) Reconcile(ctx context.Context) error {
+	err := c.keys.Reload(ctx)
+	c.noteRing()
+	for _, e := range c.ext {
+		if r, ok := e.(Reconciler); ok {
+			if rerr := r.Reconcile(ctx); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("authcache: reconcile: %w", err)
+	}
+	c.lastOK.Store(c.since(c.now()))
+	return nil
+}
+
+// Start runs the reconcile loop until Stop: every interval ±10 %, so nodes
+// started together do not hit storage in step. It reconciles once before
+// returning so verification starts open.
+func (c *Cache) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stop != nil {
+		return errors.New("authcache: already started")
+	}
+	if err := c.Reconcile(ctx); err != nil {
+		return err
+	}
+	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
+	go c.loop(c.stop, c.stopped)
+	return nil
+}
+
+func (c *Cache) loop(stop, stopped chan struct{}) {
+	defer close(stopped)
+	for {
+		wait := time.Duration(float64(c.opt.ReconcileInterval) * (0.9 + 0.2*rand.Float64()))
+		t := time.NewTimer(wait)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.opt.ReconcileInterval)
+		if err := c.Reconcile(ctx); err != nil {
+			c.opt.Log.Error("auth cache reconcile failed; keeping the previous keys", "err", err)
+		}
+		cancel()
+	}
+}
+
+// Stop ends the reconcile loop and waits for it.
+func (c *Cache) Stop() {
+	c.mu.Lock()
+	stop, stopped := c.stop, c.stopped
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+}
+
+// Close stops the loop and releases the caches.
+func (c *Cache) Close() {
+	c.Stop()
+	c.verified.Close()
+	c.unknown.Close()
+}

@@ -1,0 +1,255 @@
+package fast
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"math/big"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"svc/iam"
+	"svc/storage"
+)
+
+// IAMDeps are the jwt-mode services. Nil in mock mode: the token endpoint
+// then answers server_error and the admin operations stay 501.
+type IAMDeps struct {
+	Clients *iam.Clients
+	Keys    *iam.Keys
+	Issuer  *iam.Issuer
+	// Subjects verifies token-exchange subject tokens through the whole
+	// verification chain.
+	Subjects SubjectVerifier
+	// Stale reports whether the key caches fail closed (JWKS answers 503).
+	Stale func(time.Time) bool
+}
+
+// SubjectVerifier verifies a subject token of RFC 8693 token exchange.
+type SubjectVerifier interface {
+	VerifySubject(ctx context.Context, token string) (*iam.Principal, error)
+}
+
+func init() {
+	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
+		return map[string]fasthttp.RequestHandler{"getTechnicalUserToken": s.oauthToken}
+	})
+}
+
+// maxTokenRequestBytes caps the token endpoint's form body.
+const maxTokenRequestBytes = 1 << 20
+
+// mountOAuthExtras adds what the route table does not describe: JWKS, and
+// OAuth-shaped 405s for other methods on the token endpoint.
+func (s *Server) mountOAuthExtras(r *router.Router, cp string) {
+	r.GET(cp+"/.well-known/jwks.json", s.instrument("/.well-known/jwks.json", s.jwks))
+	for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
+		r.Handle(m, cp+"/oauth/token", s.instrument("/oauth/token", func(ctx *fasthttp.RequestCtx) {
+			ctx.Response.Header.Set("Allow", "POST")
+			writeOAuthError(ctx, 405, "method_not_allowed", "method_not_allowed")
+		}))
+	}
+}
+
+// writeOAuthError writes an RFC 6749 error body (DECISIONS: Tokens and IAM).
+func writeOAuthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	noStore(ctx)
+	if status == 401 {
+		ctx.Response.Header.Set("WWW-Authenticate", `Basic realm="svc"`)
+	}
+	b := make([]byte, 0, 96)
+	b = append(b, `{"error":`...)
+	b = appendJSONString(b, code)
+	b = append(b, `,"error_description":`...)
+	b = appendJSONString(b, desc)
+	b = append(b, '}')
+	ctx.SetBody(b)
+}
+
+func noStore(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("Pragma", "no-cache")
+}
+
+// basicCredentials parses HTTP Basic client authentication: scheme
+// case-insensitive, standard padded base64, split on the first ':', both
+// halves form-URL-decoded (RFC 6749 2.3.1).
+func basicCredentials(h []byte) (id, secret string, ok bool) {
+	h = bytes.TrimSpace(h)
+	if len(h) < 6 || !bytes.EqualFold(h[:6], []byte("basic ")) {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(string(bytes.TrimSpace(h[6:])))
+	if err != nil {
+		return "", "", false
+	}
+	i := bytes.IndexByte(raw, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	id, err1 := url.QueryUnescape(string(raw[:i]))
+	secret, err2 := url.QueryUnescape(string(raw[i+1:]))
+	if err1 != nil || err2 != nil {
+		return "", "", false
+	}
+	return id, secret, true
+}
+
+// formValue reads a form field the way the reference does: the body
+// (urlencoded or multipart) wins over the query string; the first of
+// repeated keys counts.
+func formValue(ctx *fasthttp.RequestCtx, key string) string {
+	if v := ctx.PostArgs().Peek(key); v != nil {
+		return string(v)
+	}
+	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("multipart/form-data")) {
+		if f, err := ctx.MultipartForm(); err == nil {
+			if v := f.Value[key]; len(v) > 0 {
+				return v[0]
+			}
+		}
+	}
+	return string(ctx.QueryArgs().Peek(key))
+}
+
+// oauthToken is POST {ctx}/oauth/token: client authentication first, so
+// bad credentials beat a bad grant (iam.md 1.1).
+func (s *Server) oauthToken(ctx *fasthttp.RequestCtx) {
+	d := s.deps.IAM
+	if d == nil {
+		writeOAuthError(ctx, 500, "server_error", "no signing key is configured (SVC_IAM_MODE is not jwt)")
+		return
+	}
+	if len(ctx.PostBody()) > maxTokenRequestBytes {
+		writeOAuthError(ctx, 400, "invalid_request", "request body too large")
+		return
+	}
+	id, secret, ok := basicCredentials(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !ok {
+		writeOAuthError(ctx, 401, "invalid_client", "invalid_client")
+		return
+	}
+	client, err := d.Clients.Authenticate(ctx, id, secret)
+	if errors.Is(err, iam.ErrInvalidClient) {
+		writeOAuthError(ctx, 401, "invalid_client", "invalid_client")
+		return
+	}
+	if err != nil {
+		s.log.Error("token endpoint: client lookup", "err", err)
+		writeOAuthError(ctx, 500, "server_error", "server_error")
+		return
+	}
+	switch grant := formValue(ctx, "grant_type"); grant {
+	case "":
+		writeOAuthError(ctx, 400, "invalid_request", "grant_type is required")
+	case iam.GrantClientCredentials:
+		tok, err := d.Issuer.ClientCredentials(client)
+		s.writeToken(ctx, tok, err, false)
+	case iam.GrantTokenExchange:
+		s.tokenExchange(ctx, d, client)
+	default:
+		writeOAuthError(ctx, 400, "unsupported_grant_type", "unsupported_grant_type")
+	}
+}
+
+func (s *Server) tokenExchange(ctx *fasthttp.RequestCtx, d *IAMDeps, client *storage.M2MClient) {
+	subject := formValue(ctx, "subject_token")
+	typ := formValue(ctx, "subject_token_type")
+	switch {
+	case subject == "":
+		writeOAuthError(ctx, 400, "invalid_request", "subject_token is required")
+		return
+	case typ == "":
+		writeOAuthError(ctx, 400, "invalid_request", "subject_token_type is required")
+		return
+	case typ != iam.TokenTypeJWT:
+		writeOAuthError(ctx, 400, "invalid_grant", "unsupported subject_token_type")
+		return
+	}
+	p, err := d.Subjects.VerifySubject(ctx, subject)
+	if err != nil {
+		writeOAuthError(ctx, 400, "invalid_grant", "invalid subject token")
+		return
+	}
+	if p.TenantID != client.Tenant {
+		writeOAuthError(ctx, 403, "access_denied", "tenant mismatch")
+		return
+	}
+	tok, err := d.Issuer.OnBehalfOf(client, p)
+	s.writeToken(ctx, tok, err, true)
+}
+
+func (s *Server) writeToken(ctx *fasthttp.RequestCtx, tok string, err error, exchanged bool) {
+	if err != nil {
+		if !errors.Is(err, iam.ErrNoSigner) {
+			s.log.Error("token endpoint: signing", "err", err)
+		}
+		writeOAuthError(ctx, 500, "server_error", "server_error")
+		return
+	}
+	b := make([]byte, 0, len(tok)+128)
+	b = append(b, `{"access_token":"`...)
+	b = append(b, tok...) // base64url and dots: nothing to escape
+	b = append(b, `","token_type":"Bearer","expires_in":`...)
+	b = strconv.AppendInt(b, int64(s.deps.IAM.Issuer.ExpiresIn()), 10)
+	if exchanged {
+		b = append(b, `,"issued_token_type":"`+iam.TokenTypeJWT+`"`...)
+	}
+	b = append(b, '}')
+	ctx.SetContentType("application/json")
+	noStore(ctx)
+	ctx.SetBody(b)
+}
+
+// jwks is GET {ctx}/.well-known/jwks.json: exactly the keypairs that
+// verify now, any audience. Trusted keys are never published.
+func (s *Server) jwks(ctx *fasthttp.RequestCtx) {
+	ctx.SetContentType("application/json")
+	d := s.deps.IAM
+	if d == nil {
+		ctx.SetBodyString(`{"keys":[]}`)
+		return
+	}
+	now := time.Now()
+	if d.Stale != nil && d.Stale(now) {
+		s.writeProblem(ctx, &Problem{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "signing keys could not be refreshed", Retryable: true})
+		return
+	}
+	b := append(make([]byte, 0, 1024), `{"keys":[`...)
+	for i, k := range d.Keys.Ring().Published(now) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"kty":"RSA","kid":`...)
+		b = appendJSONString(b, k.KID)
+		b = append(b, `,"use":"sig","alg":"RS256","n":"`...)
+		b = base64.RawURLEncoding.AppendEncode(b, k.Public.N.Bytes())
+		b = append(b, `","e":"`...)
+		b = base64.RawURLEncoding.AppendEncode(b, big.NewInt(int64(k.Public.E)).Bytes())
+		b = append(b, `"}`...)
+	}
+	b = append(b, "]}"...)
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=60")
+	ctx.SetBody(b)
+}
+
+// writeIAMProblem renders an error of an IAM service: *iam.Error with its
+// status and code, anything else through writeError (500 with a ticket).
+func (s *Server) writeIAMProblem(ctx *fasthttp.RequestCtx, err error) {
+	if e, ok := iam.AsError(err); ok {
+		p := NewProblem(e.Status, e.Code, e.Message)
+		if e.Param != "" {
+			p.Props = append(p.Props, StrProp("parameter", e.Param))
+		}
+		s.writeProblem(ctx, p)
+		return
+	}
+	s.writeError(ctx, err)
+}

@@ -1,0 +1,513 @@
+package federation
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"svc/apierr"
+	"svc/authcache"
+	"svc/netguard/netguardtest"
+	"svc/storage"
+)
+
+func code(err error) string {
+	if e, ok := apierr.As(err); ok {
+		return e.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return "non-api: " + err.Error()
+}
+
+func register(t *testing.T, p *Providers, tenant string, r ProviderRegistration) ProviderView {
+	t.Helper()
+	v, err := p.Register(bg, tenant, &r)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	return v
+}
+
+func TestFederatedTokenMapsTenantUserRoles(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), RolesClaim: strp("realm_access.roles")})
+	if !v.Active || v.ID == "" || *v.RolesClaim != "realm_access.roles" {
+		t.Fatalf("view: %+v", v)
+	}
+	// Tenant claims in the token are ignored: the owner tenant binds.
+	tok := idp.Token(t, "k1", "alice", jwt.MapClaims{"caas_org_id": tenantB, "tid": tenantB, "caas_user_id": "mallory",
+		"realm_access": map[string]any{"roles": []any{"ROLE_ADMIN", "reader", "bad,role", 7}}})
+	pr, exp, err := p.Verifier().VerifyExternal(bg, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.TenantID != tenantA || pr.UserID != "alice" || pr.Kind != "user" || !slices.Equal(pr.Roles, []string{"ROLE_ADMIN", "reader"}) {
+		t.Fatalf("principal: %+v", pr)
+	}
+	if time.Until(exp) < 4*time.Minute {
+		t.Fatalf("exp: %v", exp)
+	}
+}
+
+func TestRolesClaimShapes(t *testing.T) {
+	cases := []struct {
+		claim string
+		c     jwt.MapClaims
+		want  []string
+	}{
+		{"roles", jwt.MapClaims{"roles": []any{"a", "", "b"}}, []string{"a", "b"}},
+		{"roles", jwt.MapClaims{"roles": "a b\tc"}, []string{"a", "b", "c"}},
+		{"roles", jwt.MapClaims{"roles": map[string]any{"z": 1, "y": map[string]any{}}}, []string{"y", "z"}},
+		{"roles", jwt.MapClaims{"roles": 5}, nil},
+		{"cognito:groups", jwt.MapClaims{"cognito:groups": []any{"g"}}, []string{"g"}},
+		{"a.b", jwt.MapClaims{"a.b": []any{"literal"}, "a": map[string]any{"b": []any{"nested"}}}, []string{"literal"}},
+		{"a.b.c", jwt.MapClaims{"a": map[string]any{"b": map[string]any{"c": []any{"deep"}}}}, []string{"deep"}},
+		{"a.b", jwt.MapClaims{"a": "x"}, nil},
+	}
+	for _, c := range cases {
+		if got := rolesFrom(c.c, c.claim); !slices.Equal(got, c.want) {
+			t.Errorf("%s %v: %v, want %v", c.claim, c.c, got, c.want)
+		}
+	}
+}
+
+func TestRotationAndNegativeCache(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	ver := p.Verifier()
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "alice", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if h := idp.JWKSHits.Load(); h != 1 {
+		t.Fatalf("JWKS fetches after first token: %d", h)
+	}
+	// Cached: no further fetch.
+	ver.VerifyExternal(bg, idp.Token(t, "k1", "bob", nil))
+	if h := idp.JWKSHits.Load(); h != 1 {
+		t.Fatalf("cached key refetched: %d", h)
+	}
+	// An unknown kid costs one fetch, then is negatively cached.
+	stray := sign(t, testKey(t, 3), "nope", idp.Claims("eve", nil))
+	for range 3 {
+		if _, _, err := ver.VerifyExternal(bg, stray); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("unknown kid: %v", err)
+		}
+	}
+	if h := idp.JWKSHits.Load(); h != 2 {
+		t.Fatalf("fetches after repeated unknown kid: %d, want 2", h)
+	}
+	// Rotation: the new kid is picked up by one shared refetch, at once,
+	// even with many concurrent verifications.
+	idp.Rotate("k2", testKey(t, 1))
+	gate := idp.GateJWKS()
+	tok := idp.Token(t, "k2", "carol", nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, err := ver.VerifyExternal(bg, tok)
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let the goroutines pile up on the fetch
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("rotated kid: %v", err)
+		}
+	}
+	if h := idp.JWKSHits.Load(); h != 3 {
+		t.Fatalf("fetches after rotation: %d, want exactly one more (single-flight)", h)
+	}
+}
+
+func TestLifecycleInvalidateReactivateDelete(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	ver := p.Verifier()
+	tok := idp.Token(t, "k1", "alice", nil)
+	mustOK := func(step string) {
+		t.Helper()
+		if _, _, err := ver.VerifyExternal(bg, tok); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	mustNo := func(step string) {
+		t.Helper()
+		if _, _, err := ver.VerifyExternal(bg, tok); err == nil {
+			t.Fatalf("%s: token accepted", step)
+		}
+	}
+	mustOK("registered")
+	if err := p.Invalidate(bg, tenantA, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustNo("invalidated")
+	if err := p.Invalidate(bg, tenantA, v.ID); err != nil {
+		t.Fatalf("second invalidate is idempotent: %v", err)
+	}
+	if _, err := p.Patch(bg, tenantA, v.ID, []byte(`{}`)); code(err) != codeProviderInactive {
+		t.Fatalf("patch on invalidated: %v", err)
+	}
+	if _, err := p.Reactivate(bg, tenantA, v.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	mustOK("reactivated")
+	if err := p.Delete(bg, tenantA, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustNo("deleted")
+	if err := p.Delete(bg, tenantA, v.ID); code(err) != codeProviderNotFound {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestHostileFederatedTokens(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), ExpectedAudiences: []string{"svc-api"}})
+	ver := p.Verifier()
+	k := idp.PrivateKey("k1")
+	now := time.Now()
+	good := jwt.MapClaims{"aud": "svc-api"}
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "alice", good)); err != nil {
+		t.Fatalf("baseline: %v", err)
+	}
+	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, idp.Claims("alice", good))
+	hs.Header["kid"] = "k1"
+	hsTok, _ := hs.SignedString([]byte(jwkJSON("k1", &k.PublicKey)))
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, idp.Claims("alice", good))
+	none.Header["kid"] = "k1"
+	noneTok, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	valid := idp.Token(t, "k1", "alice", good)
+	parts := strings.Split(valid, ".")
+	tampered := parts[0] + "." + strings.TrimRight(parts[1], "A") + "B." + parts[2]
+	cases := map[string]string{
+		"alg none":            noneTok,
+		"HS256 with pub key":  hsTok,
+		"expired":             idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": now.Add(-time.Minute).Unix()}),
+		"no exp":              idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "exp": nil}),
+		"future nbf":          idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "nbf": now.Add(time.Hour).Unix()}),
+		"future iat":          idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(time.Hour).Unix()}),
+		"iat before register": idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iat": now.Add(-time.Hour).Unix()}),
+		"wrong aud":           idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "other"}),
+		"missing aud":         idp.Token(t, "k1", "alice", nil),
+		"wrong iss":           idp.Token(t, "k1", "alice", jwt.MapClaims{"aud": "svc-api", "iss": idp.Issuer + "/"}),
+		"sub control char":    idp.Token(t, "k1", "al\x01ice", good),
+		"sub too long":        idp.Token(t, "k1", strings.Repeat("x", 256), good),
+		"no sub":              idp.Token(t, "k1", "", good),
+		"wrong key":           sign(t, testKey(t, 4), "k1", idp.Claims("alice", good)),
+		"tampered payload":    tampered,
+		"kid injection":       sign(t, k, "../../etc/passwd", idp.Claims("alice", good)),
+		"huge header":         sign(t, k, strings.Repeat("k", 20000), idp.Claims("alice", good)),
+		"garbage":             "not.a.jwt",
+	}
+	for name, tok := range cases {
+		if pr, _, err := ver.VerifyExternal(bg, tok); err == nil {
+			t.Errorf("%s: accepted as %+v", name, pr)
+		}
+	}
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", strings.Repeat("x", 255)+"", good)); err != nil {
+		t.Errorf("255-char sub: %v", err)
+	}
+	if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "a:b", good)); err != nil {
+		t.Errorf("sub with colon: %v", err)
+	}
+}
+
+func TestSharedProviderNeedsDistinctAudiences(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	uri := strp(idp.WellKnown())
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-a"}})
+	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: uri}); code(err) != codeDuplicate {
+		t.Fatalf("same tenant twice: %v", err)
+	}
+	for name, aud := range map[string][]string{"no audiences": nil, "overlapping": {"app-b", "app-a"}} {
+		if _, err := p.Register(bg, tenantB, &ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: aud}); code(err) != codeDuplicate {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	vb := register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-b"}})
+	ver := p.Verifier()
+	for aud, want := range map[string]string{"app-a": tenantA, "app-b": tenantB} {
+		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud}))
+		if err != nil || pr.TenantID != want {
+			t.Fatalf("aud %s: %+v %v", aud, pr, err)
+		}
+	}
+	for _, aud := range []any{"app-c", nil} {
+		if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud})); err == nil || errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("ambiguous aud %v: %v, want a hard rejection", aud, err)
+		}
+	}
+	// PATCH cannot make the registrations overlap either.
+	if _, err := p.Patch(bg, tenantB, vb.ID, []byte(`{"expectedAudiences":["app-a"]}`)); code(err) != codeDuplicate {
+		t.Fatalf("patch to overlap: %v", err)
+	}
+	if _, err := p.Patch(bg, tenantB, vb.ID, []byte(`{"expectedAudiences":null}`)); code(err) != codeDuplicate {
+		t.Fatalf("patch to clear audiences of a shared provider: %v", err)
+	}
+}
+
+func TestRegisterValidation(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	uri := idp.WellKnown()
+	cases := []struct {
+		name   string
+		tenant string
+		r      ProviderRegistration
+		want   string
+	}{
+		{"no uri", tenantA, ProviderRegistration{}, "BAD_REQUEST"},
+		{"http while https required", tenantA, ProviderRegistration{WellKnownConfigURI: strp(strings.Replace(uri, "https:", "http:", 1))}, "BAD_REQUEST"},
+		{"ftp", tenantA, ProviderRegistration{WellKnownConfigURI: strp("ftp://x/y")}, "BAD_REQUEST"},
+		{"too long", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri + strings.Repeat("a", 1000))}, "BAD_REQUEST"},
+		{"11 issuers", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), Issuers: make([]string, 11)}, "BAD_REQUEST"},
+		{"empty audience", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), ExpectedAudiences: []string{""}}, "BAD_REQUEST"},
+		{"long roles claim", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), RolesClaim: strp(strings.Repeat("r", 101))}, "BAD_REQUEST"},
+		{"default-tenant", "default-tenant", ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
+		{"upper-case uuid", strings.ToUpper(tenantA), ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
+		{"nil uuid", nilUUID, ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
+	}
+	for _, c := range cases {
+		if _, err := p.Register(bg, c.tenant, &c.r); code(err) != c.want {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestSSRFRefused: with private networks blocked, registration refuses
+// blocked literals and names, and a record that reached the store anyway
+// (a name that resolved publicly at registration and to loopback later)
+// is never fetched.
+func TestSSRFRefused(t *testing.T) {
+	idp := newTestIdP(t)
+	res := netguardtest.FakeDNS(t, map[string][]netip.Addr{
+		"internal.test": {netip.MustParseAddr("10.1.2.3")},
+		"rebind.test":   {netip.MustParseAddr("127.0.0.1")},
+	})
+	p, store := newTestProviders(t, idp, func(c *ProvidersConfig) {
+		c.Net.AllowPrivate = false
+		c.Net.Resolver = res
+	})
+	port := idp.Srv.URL[strings.LastIndexByte(idp.Srv.URL, ':'):]
+	for _, u := range []string{
+		idp.WellKnown(), // loopback
+		"https://localhost" + port + "/.well-known/openid-configuration",
+		"https://10.0.0.8/.well-known/openid-configuration",
+		"https://192.168.10.1/.well-known/openid-configuration",
+		"https://169.254.169.254/latest/meta-data/",
+		"https://[fd00::1]/.well-known/openid-configuration",
+		"https://[fe80::1]/.well-known/openid-configuration",
+		"https://[::ffff:127.0.0.1]" + port + "/.well-known/openid-configuration",
+		"https://internal.test/.well-known/openid-configuration",
+	} {
+		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != codeSSRFBlocked {
+			t.Errorf("%s: %v, want %s", u, err, codeSSRFBlocked)
+		}
+	}
+	// DNS rebinding: the record exists; discovery at fetch time is refused
+	// by the dialer, so the provider stays pending and nothing is fetched.
+	now := time.Now()
+	rec := &storage.OIDCProvider{ID: "3b241101-e2bb-4255-8caf-4136c566a962", Tenant: tenantA,
+		WellKnownURI: "https://rebind.test" + port + "/.well-known/openid-configuration", CreatedAt: now, UpdatedAt: now}
+	if err := store.CreateProvider(bg, rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "alice", nil)); !errors.Is(err, authcache.ErrNoMatch) {
+		t.Fatalf("token of a blocked provider: %v", err)
+	}
+	if idp.DiscHits.Load() != 0 || idp.JWKSHits.Load() != 0 {
+		t.Fatalf("blocked provider was contacted: discovery %d, jwks %d", idp.DiscHits.Load(), idp.JWKSHits.Load())
+	}
+	// A jwks_uri aimed at a private address is refused at fetch time too.
+	if _, err := p.fetch.jwks(bg, idp.Srv.URL+"/jwks"); !errors.Is(err, errFetch) || !strings.Contains(err.Error(), "blocked") {
+		t.Fatalf("private jwks_uri: %v", err)
+	}
+}
+
+func TestDiscoveryRules(t *testing.T) {
+	t.Run("redirect not followed", func(t *testing.T) {
+		idp := newTestIdP(t)
+		other := newTestIdP(t)
+		idp.Redirect = other.WellKnown()
+		p, _ := newTestProviders(t, idp, nil)
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+		if other.DiscHits.Load() != 0 {
+			t.Fatal("redirect followed")
+		}
+		if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", nil)); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("pending provider verified: %v", err)
+		}
+	})
+	t.Run("issuer pin", func(t *testing.T) {
+		idp := newTestIdP(t)
+		p, _ := newTestProviders(t, idp, nil)
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()), Issuers: []string{"https://elsewhere"}})
+		tok := sign(t, idp.PrivateKey("k1"), "k1", idp.Claims("a", jwt.MapClaims{"iss": "https://elsewhere"}))
+		if _, _, err := p.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("provider with unpinned issuer verified: %v", err)
+		}
+		if idp.JWKSHits.Load() != 0 {
+			t.Fatal("JWKS of a pending provider fetched")
+		}
+	})
+	t.Run("provider down at registration, reload warms it", func(t *testing.T) {
+		idp := newTestIdP(t)
+		idp.Discovery = func() string { return `{"issuer":""}` }
+		p, _ := newTestProviders(t, idp, nil)
+		register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+		tok := idp.Token(t, "k1", "a", nil)
+		if _, _, err := p.Verifier().VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("pending: %v", err)
+		}
+		idp.Discovery = nil
+		if err := p.Reload(bg); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := p.Verifier().VerifyExternal(bg, tok); err != nil {
+			t.Fatalf("after reload: %v", err)
+		}
+		// A reload whose fetch fails keeps the previous document and keys.
+		idp.Discovery = func() string { return `garbage` }
+		idp.Rotate("k9", testKey(t, 2))
+		if err := p.Reload(bg); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := p.Verifier().VerifyExternal(bg, tok); err != nil {
+			t.Fatalf("after failed reload: %v", err)
+		}
+	})
+}
+
+func TestProviderTenantIsolation(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	if l, _ := p.List(bg, tenantB, false); len(l) != 0 {
+		t.Fatalf("B lists A's providers: %v", l)
+	}
+	if _, err := p.Patch(bg, tenantB, v.ID, []byte(`{"rolesClaim":"x"}`)); code(err) != codeProviderNotFound {
+		t.Fatalf("B patches: %v", err)
+	}
+	if err := p.Invalidate(bg, tenantB, v.ID); code(err) != codeProviderNotFound {
+		t.Fatalf("B invalidates: %v", err)
+	}
+	if _, err := p.Reactivate(bg, tenantB, v.ID, true); code(err) != codeProviderNotFound {
+		t.Fatalf("B reactivates: %v", err)
+	}
+	if err := p.Delete(bg, tenantB, v.ID); code(err) != codeProviderNotFound {
+		t.Fatalf("B deletes: %v", err)
+	}
+	if l, _ := p.List(bg, tenantA, true); len(l) != 1 || l[0].RolesClaim != nil {
+		t.Fatalf("A's provider changed: %+v", l)
+	}
+}
+
+func TestPatchTriState(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	v := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown()),
+		Issuers: []string{idp.Issuer}, ExpectedAudiences: []string{"x"}, RolesClaim: strp("groups")})
+	got, err := p.Patch(bg, tenantA, v.ID, []byte(`{"expectedAudiences":[],"wellKnownConfigUri":"https://ignored"}`))
+	if err != nil || got.ExpectedAudiences != nil || len(got.Issuers) != 1 || *got.RolesClaim != "groups" || got.WellKnownConfigURI != v.WellKnownConfigURI {
+		t.Fatalf("clear audiences: %+v %v", got, err)
+	}
+	got, err = p.Patch(bg, tenantA, v.ID, []byte(`{"rolesClaim":null}`))
+	if err != nil || got.RolesClaim != nil || len(got.Issuers) != 1 {
+		t.Fatalf("reset roles claim: %+v %v", got, err)
+	}
+	for _, bad := range []string{`[]`, `{"issuers":"x"}`, `{"rolesClaim":5}`, `nope`} {
+		if _, err := p.Patch(bg, tenantA, v.ID, []byte(bad)); code(err) != "BAD_REQUEST" {
+			t.Errorf("patch %s: %v", bad, err)
+		}
+	}
+}
+
+// TestUnknownKidFloodIsRateLimited: distinct made-up kids each miss the
+// negative cache, but refetches per JWKS URL are rate limited, so a flood
+// cannot become one outbound fetch per token.
+func TestUnknownKidFloodIsRateLimited(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	ver := p.Verifier()
+	good := idp.Token(t, "k1", "alice", nil)
+	if _, _, err := ver.VerifyExternal(bg, good); err != nil {
+		t.Fatal(err)
+	}
+	stray := testKey(t, 3)
+	for i := range 40 {
+		tok := sign(t, stray, "made-up-"+strings.Repeat("x", i), idp.Claims("eve", nil))
+		if _, _, err := ver.VerifyExternal(bg, tok); !errors.Is(err, authcache.ErrNoMatch) {
+			t.Fatalf("made-up kid %d: %v", i, err)
+		}
+	}
+	if h := idp.JWKSHits.Load(); h > 12 {
+		t.Fatalf("%d JWKS fetches for 40 made-up kids", h)
+	}
+	if _, _, err := ver.VerifyExternal(bg, good); err != nil {
+		t.Fatalf("known kid after the flood: %v", err)
+	}
+}
+
+// TestIatSkewAtRegistration: a token issued up to 30 s before the
+// provider was registered is accepted (clock skew), earlier is refused.
+func TestIatSkewAtRegistration(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp.WellKnown())})
+	now := time.Now()
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", jwt.MapClaims{"iat": now.Add(-10 * time.Second).Unix()})); err != nil {
+		t.Fatalf("iat within the skew: %v", err)
+	}
+	if _, _, err := p.Verifier().VerifyExternal(bg, idp.Token(t, "k1", "a", jwt.MapClaims{"iat": now.Add(-2 * time.Minute).Unix()})); err == nil {
+		t.Fatal("iat two minutes before registration accepted")
+	}
+}
+
+// TestCrossIssuerKeyConfusion: two providers publish the same kid with
+// different keys; a token of one carrying the other's issuer is checked
+// against the other's key and refused, and each provider's own tokens
+// bind to its own tenant.
+func TestCrossIssuerKeyConfusion(t *testing.T) {
+	idp1, idp2 := newTestIdP(t), newTestIdP(t)
+	idp2.Rotate("k1", testKey(t, 1))
+	p, _ := newTestProviders(t, idp1, nil)
+	// One client trusting both test servers' certificates.
+	p.fetch.client.Transport.(*http.Transport).TLSClientConfig.RootCAs.AddCert(idp2.Srv.Certificate())
+	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp1.WellKnown())})
+	register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: strp(idp2.WellKnown())})
+	ver := p.Verifier()
+	for idp, want := range map[*testIdP]string{idp1: tenantA, idp2: tenantB} {
+		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", nil))
+		if err != nil || pr.TenantID != want {
+			t.Fatalf("own token: %+v %v", pr, err)
+		}
+	}
+	forged := sign(t, idp1.PrivateKey("k1"), "k1", idp1.Claims("u", jwt.MapClaims{"iss": idp2.Issuer}))
+	if _, _, err := ver.VerifyExternal(bg, forged); err == nil {
+		t.Fatal("token of provider 1 accepted under provider 2's issuer")
+	}
+}

@@ -1,0 +1,135 @@
+package netguard
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"svc/netguard/netguardtest"
+)
+
+func opts(r *net.Resolver) Options {
+	return Options{ConnectTimeout: 2 * time.Second, PoolTimeout: time.Second, ReadTimeout: 2 * time.Second, Resolver: r, MinTLS: 0}
+}
+
+func TestBlockedRanges(t *testing.T) {
+	cases := []struct {
+		ip      string
+		blocked bool
+	}{
+		{"127.0.0.1", true}, {"127.255.255.254", true}, {"10.1.2.3", true}, {"172.16.0.1", true},
+		{"172.31.255.255", true}, {"192.168.1.1", true}, {"169.254.169.254", true}, {"100.64.0.1", true},
+		{"0.0.0.0", true}, {"224.0.0.1", true}, {"255.255.255.255", true},
+		{"::1", true}, {"::", true}, {"fc00::1", true}, {"fd12:3456::1", true}, {"fe80::1", true}, {"ff02::1", true},
+		{"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true}, {"::ffff:169.254.169.254", true}, {"64:ff9b::a00:1", true},
+		{"8.8.8.8", false}, {"172.32.0.1", false}, {"100.128.0.1", false}, {"::ffff:8.8.8.8", false},
+		{"2606:4700:4700::1111", false}, {"1.1.1.1", false},
+	}
+	for _, c := range cases {
+		if got := Blocked(netip.MustParseAddr(c.ip)); got != c.blocked {
+			t.Errorf("Blocked(%s) = %v, want %v", c.ip, got, c.blocked)
+		}
+	}
+}
+
+// TestDialTimeRefusal drives real requests through the guarded client: each
+// destination must fail with ErrBlocked before any connection is made.
+func TestDialTimeRefusal(t *testing.T) {
+	// A live loopback server proves the refusal is the guard, not a dead port.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	res := netguardtest.FakeDNS(t, map[string][]netip.Addr{
+		"private.test": {netip.MustParseAddr("10.0.0.7")},
+		"loop.test":    {netip.MustParseAddr("127.0.0.1")},
+		"meta.test":    {netip.MustParseAddr("169.254.169.254")},
+		"ula.test":     {netip.MustParseAddr("fd00::1")},
+		"mapped.test":  {netip.MustParseAddr("::ffff:127.0.0.1")},
+	})
+	c := NewClient(opts(res))
+	for _, u := range []string{
+		"http://127.0.0.1:" + port + "/",
+		"http://localhost:" + port + "/",
+		"http://10.0.0.1/",
+		"http://192.168.0.1/",
+		"http://172.16.5.5/",
+		"http://169.254.169.254/latest/meta-data/",
+		"http://[fd00::1]/",
+		"http://[::1]:" + port + "/",
+		"http://[::ffff:127.0.0.1]:" + port + "/",
+		"http://private.test/",
+		"http://loop.test:" + port + "/",
+		"http://meta.test/",
+		"http://ula.test/",
+		"http://mapped.test:" + port + "/",
+	} {
+		resp, err := c.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: fetched (status %d), want refusal", u, resp.StatusCode)
+			continue
+		}
+		if !errors.Is(err, ErrBlocked) {
+			t.Errorf("%s: %v, want ErrBlocked", u, err)
+		}
+	}
+	// The same loopback server is reachable when private networks are allowed.
+	o := opts(res)
+	o.AllowPrivate = true
+	resp, err := NewClient(o).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("allow-private: %v", err)
+	}
+	resp.Body.Close()
+}
+
+func TestRedirectNotFollowed(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("redirect target reached")
+	}))
+	defer target.Close()
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusFound)
+	}))
+	defer src.Close()
+	o := opts(nil)
+	o.AllowPrivate = true
+	resp, err := NewClient(o).Get(src.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("status %d, want the 302 itself", resp.StatusCode)
+	}
+}
+
+func TestCheckHost(t *testing.T) {
+	res := netguardtest.FakeDNS(t, map[string][]netip.Addr{
+		"mixed.test":  {netip.MustParseAddr("8.8.8.8"), netip.MustParseAddr("10.0.0.1")},
+		"public.test": {netip.MustParseAddr("8.8.8.8")},
+	})
+	o := opts(res)
+	ctx := context.Background()
+	for _, h := range []string{"127.0.0.1", "169.254.169.254", "fc00::5", "mixed.test", "::ffff:192.168.1.1"} {
+		if err := CheckHost(ctx, o, h); !errors.Is(err, ErrBlocked) {
+			t.Errorf("%s: %v, want ErrBlocked", h, err)
+		}
+	}
+	if err := CheckHost(ctx, o, "public.test"); err != nil {
+		t.Errorf("public.test: %v", err)
+	}
+	if err := CheckHost(ctx, o, "nx.test"); err == nil || errors.Is(err, ErrBlocked) {
+		t.Errorf("unresolvable: %v, want a resolution error", err)
+	}
+	o.AllowPrivate = true
+	if err := CheckHost(ctx, o, "127.0.0.1"); err != nil {
+		t.Errorf("allow-private: %v", err)
+	}
+}
