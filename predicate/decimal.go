@@ -106,8 +106,8 @@ func parseDec(s []byte, lenient bool) (d dec, ok bool) {
 	return d, true
 }
 
-func (d *dec) zero() bool    { return len(d.a)+len(d.b) == 0 }
-func (d *dec) ndigits() int  { return len(d.a) + len(d.b) }
+func (d *dec) zero() bool   { return len(d.a)+len(d.b) == 0 }
+func (d *dec) ndigits() int { return len(d.a) + len(d.b) }
 func (d *dec) digit(i int) byte {
 	if i < len(d.a) {
 		return d.a[i]

@@ -121,7 +121,7 @@ func TestParseErrors(t *testing.T) {
 func TestCompileErrors(t *testing.T) {
 	cases := []struct {
 		name, cond, code string
-		prop         string // a property that must be present
+		prop             string // a property that must be present
 	}{
 		{"no dollar", simple("price", "EQUALS", 1), "INVALID_FIELD_PATH", "path"},
 		{"unknown path", simple("$.nope", "EQUALS", 1), "INVALID_FIELD_PATH", "paths"},

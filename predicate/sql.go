@@ -10,7 +10,7 @@ import (
 )
 
 // SQLColumns names what the rendered SQL reads. Doc is a jsonb column; the
-// text columns must be NOT NULL ('' when empty, as Meta has it) and the
+// text columns must be NOT NULL (” when empty, as Meta has it) and the
 // time columns timestamptz (NULL counts as absent). Names are trusted SQL
 // (the storage engine's own); values never are: they travel as parameters.
 type SQLColumns struct {
