@@ -29,7 +29,7 @@ type SQLColumns struct {
 type SQLBuilder struct {
 	Cols  SQLColumns
 	Args  []any
-	paths map[string]string
+	paths map[string]pathArg
 	alias int
 }
 
@@ -50,7 +50,7 @@ func (c *Condition) SQL(b *SQLBuilder) (frag string, exact bool, err error) {
 		return "", false, errors.New("predicate: SQLColumns.Doc is required")
 	}
 	if b.paths == nil {
-		b.paths = map[string]string{}
+		b.paths = map[string]pathArg{}
 	}
 	return b.node(c.root)
 }
@@ -60,14 +60,30 @@ func (b *SQLBuilder) arg(v any, cast string) string {
 	return "$" + strconv.Itoa(len(b.Args)) + "::" + cast
 }
 
+type pathArg struct {
+	ph  string
+	idx int
+}
+
+// pathArg passes a path's keys once per statement, however often used.
 func (b *SQLBuilder) pathArg(keys []string) string {
 	k := strings.Join(keys, "\x00")
-	if ph, ok := b.paths[k]; ok {
-		return ph
+	if pa, ok := b.paths[k]; ok {
+		return pa.ph
 	}
 	ph := b.arg(keys, "text[]")
-	b.paths[k] = ph
+	b.paths[k] = pathArg{ph, len(b.Args)}
 	return ph
+}
+
+// truncate drops the parameters of a fragment that is not used after all.
+func (b *SQLBuilder) truncate(n int) {
+	b.Args = b.Args[:n]
+	for k, pa := range b.paths {
+		if pa.idx > n {
+			delete(b.paths, k)
+		}
+	}
 }
 
 func (b *SQLBuilder) node(n *node) (string, bool, error) {
@@ -91,11 +107,13 @@ func (b *SQLBuilder) node(n *node) (string, bool, error) {
 		}
 		return "(" + strings.Join(parts, sep) + ")", exact, nil
 	case nNot:
+		mark := len(b.Args)
 		s, ex, err := b.node(n.children[0])
 		if err != nil {
 			return "", false, err
 		}
 		if !ex {
+			b.truncate(mark)
 			return "true", false, nil
 		}
 		return "(NOT " + s + ")", true, nil
