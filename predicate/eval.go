@@ -26,17 +26,17 @@ var ErrNoFunctionCaller = errors.New("predicate: function condition needs a func
 // conditions with HasFunctions. Match allocates nothing for conditions
 // over plain paths.
 func (c *Condition) Match(doc []byte, m *Meta) bool {
-	ok, err := c.root.eval(doc, m, nil)
+	ok, err := c.root.evalSrc(src{raw: doc}, m, nil)
 	return ok && err == nil
 }
 
 // Eval is Match with function criteria answered by fc, left to right with
 // AND/OR short-circuiting, so a function is only called when it decides.
 func (c *Condition) Eval(doc []byte, m *Meta, fc FunctionCaller) (bool, error) {
-	return c.root.eval(doc, m, fc)
+	return c.root.evalSrc(src{raw: doc}, m, fc)
 }
 
-func (n *node) eval(doc []byte, m *Meta, fc FunctionCaller) (bool, error) {
+func (n *node) evalSrc(doc src, m *Meta, fc FunctionCaller) (bool, error) {
 	switch n.kind {
 	case nData:
 		return n.data.eval(doc), nil
@@ -44,7 +44,7 @@ func (n *node) eval(doc []byte, m *Meta, fc FunctionCaller) (bool, error) {
 		return n.meta.eval(m), nil
 	case nAnd:
 		for _, ch := range n.children {
-			ok, err := ch.eval(doc, m, fc)
+			ok, err := ch.evalSrc(doc, m, fc)
 			if err != nil || !ok {
 				return false, err
 			}
@@ -52,14 +52,14 @@ func (n *node) eval(doc []byte, m *Meta, fc FunctionCaller) (bool, error) {
 		return true, nil
 	case nOr:
 		for _, ch := range n.children {
-			ok, err := ch.eval(doc, m, fc)
+			ok, err := ch.evalSrc(doc, m, fc)
 			if err != nil || ok {
 				return ok, err
 			}
 		}
 		return false, nil
 	case nNot:
-		ok, err := n.children[0].eval(doc, m, fc)
+		ok, err := n.children[0].evalSrc(doc, m, fc)
 		return !ok && err == nil, err
 	case nFunc:
 		if fc == nil {
@@ -70,61 +70,65 @@ func (n *node) eval(doc []byte, m *Meta, fc FunctionCaller) (bool, error) {
 	return false, nil
 }
 
-func (l *dataLeaf) eval(doc []byte) bool {
+func (l *dataLeaf) eval(doc src) bool {
 	if l.never {
 		return false
 	}
+	v, t := doc.top(l.p.chunks[0])
 	if l.op == OpIsNull {
-		return !l.find(doc, 0)
+		return !l.from(v, t, 0)
 	}
-	return l.find(doc, 0)
+	return l.from(v, t, 0)
 }
 
 // find reports whether some value reached by the path from data (at
 // wildcard level lvl) satisfies the leaf: existential over every [*] hop.
 // For IS_NULL it looks for a non-null value, which eval negates.
 func (l *dataLeaf) find(data []byte, lvl int) bool {
-	v, t, _, err := jsonparser.Get(data, l.p.chunks[lvl]...)
-	if err != nil || t == jsonparser.NotExist {
+	v, t := lookup(data, l.p.chunks[lvl])
+	return l.from(v, t, lvl)
+}
+
+// from continues find with the value the chunk at lvl led to.
+func (l *dataLeaf) from(v []byte, t vtype, lvl int) bool {
+	if t == vAbsent {
 		return false
 	}
 	if lvl == len(l.p.chunks)-1 {
 		return l.test(v, t)
 	}
-	if t != jsonparser.Array {
+	it, ok := newArrayIter(v)
+	if !ok {
 		return false
 	}
-	found := false
-	jsonparser.ArrayEachErr(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) error {
-		var ok bool
-		if lvl+1 == len(l.p.chunks)-1 && len(l.p.chunks[lvl+1]) == 0 {
-			ok = et != jsonparser.NotExist && l.test(ev, et)
-		} else if et == jsonparser.Object || et == jsonparser.Array {
-			ok = l.find(ev, lvl+1)
+	direct := lvl+1 == len(l.p.chunks)-1 && len(l.p.chunks[lvl+1]) == 0
+	for {
+		ev, et, ok := it.next()
+		if !ok {
+			return false
 		}
-		if ok {
-			found = true
-			return errStop
+		if direct {
+			if l.test(ev, et) {
+				return true
+			}
+		} else if (et == vObject || et == vArray) && l.find(ev, lvl+1) {
+			return true
 		}
-		return nil
-	})
-	return found
+	}
 }
-
-var errStop = errors.New("stop")
 
 // bstr views bytes as a string without copying; the string never outlives
 // the evaluation.
 func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // test applies the leaf to one stored value.
-func (l *dataLeaf) test(v []byte, t jsonparser.ValueType) bool {
+func (l *dataLeaf) test(v []byte, t vtype) bool {
 	switch l.op.family() {
 	case famPresence:
-		return t != jsonparser.Null
+		return t != vNull
 	case famCompare, famRange:
 		switch t {
-		case jsonparser.Number:
+		case vNumber:
 			if l.num == nil {
 				return false
 			}
@@ -137,9 +141,8 @@ func (l *dataLeaf) test(v []byte, t jsonparser.ValueType) bool {
 				c2 = cmpDec(&d, &l.num.hi)
 			}
 			return applyCmp(l.op, cmpDec(&d, &l.num.lo), c2)
-		case jsonparser.String:
-			var buf [128]byte
-			s := unescape(v, buf[:])
+		case vString:
+			s := unescape(v)
 			if l.str != nil && (!l.str.eqOnly || !l.op.ordered()) {
 				c2 := 0
 				if l.op.family() == famRange {
@@ -162,7 +165,7 @@ func (l *dataLeaf) test(v []byte, t jsonparser.ValueType) bool {
 				}
 			}
 			return false
-		case jsonparser.Boolean:
+		case vBool:
 			if l.boolv == 0 {
 				return false
 			}
@@ -171,11 +174,10 @@ func (l *dataLeaf) test(v []byte, t jsonparser.ValueType) bool {
 		}
 		return false
 	}
-	if t != jsonparser.String {
+	if t != vString {
 		return false
 	}
-	var buf [128]byte
-	return textOp(l.op, unescape(v, buf[:]), l.text, l.lower, l.like, l.re)
+	return textOp(l.op, unescape(v), l.text, l.lower, l.like, l.re)
 }
 
 func cmp64(a, b int64) int {
@@ -188,16 +190,21 @@ func cmp64(a, b int64) int {
 	return 0
 }
 
-// unescape returns the text of a raw JSON string body, in buf when it fits.
-func unescape(v []byte, buf []byte) []byte {
+// unescape returns the text of a raw JSON string body; only a body with
+// escapes costs an allocation.
+func unescape(v []byte) []byte {
 	if bytes.IndexByte(v, '\\') < 0 {
 		return v
 	}
-	s, err := jsonparser.Unescape(v, buf)
+	return []byte(unescapeSlow(v))
+}
+
+func unescapeSlow(v []byte) string {
+	out, err := jsonparser.Unescape(v, nil)
 	if err != nil {
-		return v
+		return string(v)
 	}
-	return s
+	return string(out)
 }
 
 // textOp applies a string, case-insensitive or pattern operator to stored

@@ -1,7 +1,11 @@
 package predicate
 
 import (
+	stdjson "encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/buger/jsonparser"
 
 	"svc/apierr"
 )
@@ -59,6 +63,9 @@ func FuzzMatch(f *testing.F) {
 			return
 		}
 		got := c.Match(doc, nil)
+		if c.MatchDoc(NewDoc(doc), nil) != got {
+			t.Fatalf("MatchDoc differs from Match (%v)", got)
+		}
 		neg, err := Compile([]byte(`{"type":"group","operator":"NOT","conditions":[`+string(cond)+`]}`), nil)
 		if err != nil {
 			return // nesting one level deeper can exceed MaxDepth
@@ -67,4 +74,49 @@ func FuzzMatch(f *testing.F) {
 			t.Fatalf("NOT does not negate: %v", got)
 		}
 	})
+}
+
+// FuzzLookup checks the raw-bytes scanner against buger/jsonparser on valid
+// JSON (both take the first of duplicate keys) and for panics on anything.
+func FuzzLookup(f *testing.F) {
+	f.Add([]byte(corpus["a"].doc), "laureates", "first")
+	f.Add([]byte(corpus["d"].doc), "name", "")
+	f.Add([]byte(`{"a\u0062":{"c":[1,"x\"y",{"d":null}]}}`), "ab", "c")
+	f.Add([]byte(`{"a":[[1],[2,3]]}`), "a", "[1]")
+	f.Fuzz(func(t *testing.T, doc []byte, k1, k2 string) {
+		keys := []string{k1}
+		if k2 != "" {
+			keys = append(keys, k2)
+		}
+		for _, k := range keys {
+			if k == "" || strings.ContainsAny(k, "[]") && !validIndexKey(k) {
+				return
+			}
+		}
+		v, typ := lookup(doc, keys)
+		if !stdjson.Valid(doc) {
+			return
+		}
+		jv, jt, _, err := jsonparser.Get(doc, keys...)
+		want := map[jsonparser.ValueType]vtype{jsonparser.String: vString, jsonparser.Number: vNumber,
+			jsonparser.Object: vObject, jsonparser.Array: vArray, jsonparser.Boolean: vBool, jsonparser.Null: vNull}[jt]
+		if err != nil {
+			want = vAbsent
+		}
+		if typ != want || (want != vAbsent && string(v) != string(jv)) {
+			t.Fatalf("lookup %q in %s: got %d %q, jsonparser %v %q", keys, doc, typ, v, jt, jv)
+		}
+	})
+}
+
+func validIndexKey(k string) bool {
+	if len(k) < 3 || k[0] != '[' || k[len(k)-1] != ']' {
+		return false
+	}
+	for _, c := range k[1 : len(k)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(k) < 8
 }

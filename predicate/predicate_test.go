@@ -183,7 +183,11 @@ func run(t *testing.T, cond string, s Schema, ents map[string]ent) []string {
 	c := mustCompile(t, cond, s)
 	var out []string
 	for _, id := range sortedKeys(ents) {
-		if c.Match([]byte(ents[id].doc), ents[id].meta) {
+		m := c.Match([]byte(ents[id].doc), ents[id].meta)
+		if md := c.MatchDoc(NewDoc([]byte(ents[id].doc)), ents[id].meta); md != m {
+			t.Fatalf("%s on %s: Match %v, MatchDoc %v", cond, ents[id].doc, m, md)
+		}
+		if m {
 			out = append(out, id)
 		}
 	}
