@@ -437,3 +437,32 @@ func TestTemporal(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUse: one compiled Condition is shared by many goroutines
+// (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	c := mustCompile(t, group("OR", simple("$.name", "MATCHES_PATTERN", "B.*"), simple("$.tags[*]", "EQUALS", "x"),
+		simple("$.name", "ICONTAINS", "ELT")), testSchema)
+	want := strings.Join(run(t, group("OR", simple("$.name", "MATCHES_PATTERN", "B.*"), simple("$.tags[*]", "EQUALS", "x"),
+		simple("$.name", "ICONTAINS", "ELT")), testSchema, corpus), " ")
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			var got []string
+			for range 200 {
+				got = got[:0]
+				for _, id := range sortedKeys(corpus) {
+					if c.MatchDoc(NewDoc([]byte(corpus[id].doc)), nil) {
+						got = append(got, id)
+					}
+				}
+			}
+			done <- strings.Join(got, " ")
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != want || want != "a b c" {
+			t.Fatalf("got %q want %q (a b c)", got, want)
+		}
+	}
+}
