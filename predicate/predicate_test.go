@@ -1,6 +1,7 @@
 package predicate
 
 import (
+	stdjson "encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ var testSchema = NewFieldMap(map[string]TypeSet{
 })
 
 func simple(path, op string, value any) string {
-	return fmt.Sprintf(`{"type":"simple","jsonPath":%q,"operatorType":%q,"value":%s}`, path, op, jsonOf(value))
+	return fmt.Sprintf(`{"type":"simple","jsonPath":%s,"operatorType":%q,"value":%s}`, jsonOf(path), op, jsonOf(value))
 }
 
 func jsonOf(v any) string {
@@ -39,7 +40,8 @@ func jsonOf(v any) string {
 	case nil:
 		return "null"
 	case string:
-		return fmt.Sprintf("%q", x)
+		b, _ := stdjson.Marshal(x)
+		return string(b)
 	case raw:
 		return string(x)
 	default:
@@ -463,6 +465,23 @@ func TestConcurrentUse(t *testing.T) {
 	for range 8 {
 		if got := <-done; got != want || want != "a b c" {
 			t.Fatalf("got %q want %q (a b c)", got, want)
+		}
+	}
+}
+
+// TestMatchAllocations holds the zero-allocation budget of the hot path.
+func TestMatchAllocations(t *testing.T) {
+	doc := benchDoc(7)
+	prepared := NewDoc(doc)
+	for _, cond := range []string{simple("$.status", "EQUALS", "OPEN"), simple("$.price", "GREATER_THAN", 3),
+		group("AND", simple("$.address.city", "STARTS_WITH", "Spr"), simple("$.tags[*]", "EQUALS", "blue"),
+			simple("$.items[*].qty", "BETWEEN", raw("[1,3]")), simple("$.name", "MATCHES_PATTERN", "cust.*"))} {
+		c := mustCompile(t, cond, benchSchema)
+		if n := testing.AllocsPerRun(100, func() { c.Match(doc, nil) }); n != 0 {
+			t.Errorf("Match %s: %v allocs", cond, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { c.MatchDoc(prepared, nil) }); n != 0 {
+			t.Errorf("MatchDoc %s: %v allocs", cond, n)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -31,6 +32,9 @@ type SQLBuilder struct {
 	Args  []any
 	paths map[string]pathArg
 	alias int
+	// unsendable is set when an argument cannot reach PostgreSQL (a NUL
+	// character or invalid UTF-8); the leaf then renders as a superset.
+	unsendable bool
 }
 
 // SQL renders the condition as a boolean SQL expression that is never NULL
@@ -56,6 +60,17 @@ func (c *Condition) SQL(b *SQLBuilder) (frag string, exact bool, err error) {
 }
 
 func (b *SQLBuilder) arg(v any, cast string) string {
+	switch x := v.(type) {
+	case string:
+		b.check(x)
+		if cast == "jsonb" && strings.Contains(x, `\u0000`) {
+			b.unsendable = true
+		}
+	case []string:
+		for _, s := range x {
+			b.check(s)
+		}
+	}
 	b.Args = append(b.Args, v)
 	return "$" + strconv.Itoa(len(b.Args)) + "::" + cast
 }
@@ -74,6 +89,28 @@ func (b *SQLBuilder) pathArg(keys []string) string {
 	ph := b.arg(keys, "text[]")
 	b.paths[k] = pathArg{ph, len(b.Args)}
 	return ph
+}
+
+// check notes text PostgreSQL refuses; such text cannot be stored in a
+// jsonb document or a text column either.
+func (b *SQLBuilder) check(s string) {
+	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		b.unsendable = true
+	}
+}
+
+// leaf renders one leaf, falling back to an inexact "true" when an operand
+// cannot be sent.
+func (b *SQLBuilder) leaf(render func() (string, bool, error)) (string, bool, error) {
+	mark := len(b.Args)
+	b.unsendable = false
+	s, ex, err := render()
+	if err == nil && b.unsendable {
+		b.unsendable = false
+		b.truncate(mark)
+		return "true", false, nil
+	}
+	return s, ex, err
 }
 
 // truncate drops the parameters of a fragment that is not used after all.
@@ -120,9 +157,9 @@ func (b *SQLBuilder) node(n *node) (string, bool, error) {
 	case nFunc:
 		return "true", false, nil
 	case nMeta:
-		return b.meta(n.meta)
+		return b.leaf(func() (string, bool, error) { return b.meta(n.meta) })
 	}
-	return b.data(n.data)
+	return b.leaf(func() (string, bool, error) { return b.data(n.data) })
 }
 
 // jsonAt renders the jsonb value at segs below base (no wildcards). A key

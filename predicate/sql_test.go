@@ -447,3 +447,70 @@ func TestSQLNeverConcatenatesValues(t *testing.T) {
 		t.Fatalf("operand text in SQL: %s", frag)
 	}
 }
+
+// TestSQLOddOperands: operands PostgreSQL cannot take as text, numbers and
+// instants beyond its ranges, and odd keys all render SQL that runs and
+// selects a superset of what Go selects.
+func TestSQLOddOperands(t *testing.T) {
+	pool := openDB(t)
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS odd_ents (id uuid PRIMARY KEY, doc jsonb NOT NULL,
+		state text NOT NULL, transition text NOT NULL, tx text NOT NULL, created_at timestamptz, updated_at timestamptz);
+		TRUNCATE odd_ents;
+		INSERT INTO odd_ents VALUES ('00000000-0000-4000-8000-000000000001', '{"a":1,"s":"x","n":{"0":2}}', 'NEW', '', '', now(), NULL),
+		('00000000-0000-4000-8000-000000000002', '{"a":1e300,"s":"","n":[2]}', '', '', '', now(), now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{"00000000-0000-4000-8000-000000000001": `{"a":1,"s":"x","n":{"0":2}}`,
+		"00000000-0000-4000-8000-000000000002": `{"a":1e300,"s":"","n":[2]}`}
+	lc := `{"type":"lifecycle","field":"%s","operatorType":"%s","value":%s}`
+	conds := []string{
+		simple("$.s", "EQUALS", "a\u0000b"), simple("$.s", "NOT_CONTAINS", "\u0000"), simple("$.s", "LIKE", "%\u0000"),
+		group("NOT", simple("$.s", "EQUALS", "\u0000")), simple("$.s\u0000", "IS_NULL", nil),
+		simple("$.a", "LESS_THAN", raw("1e999999")), simple("$.a", "GREATER_THAN", raw("-1e-999999")),
+		simple("$.a", "EQUALS", raw("1e300")), simple("$.a", "BETWEEN", raw("[0, 1e400000]")),
+		fmt.Sprintf(lc, "creationDate", "LESS_THAN", `"999999"`), fmt.Sprintf(lc, "creationDate", "GREATER_THAN", `"0000"`),
+		fmt.Sprintf(lc, "lastUpdateTime", "NOT_EQUAL", `"2024"`), fmt.Sprintf(lc, "state", "EQUALS", `"\u0000"`),
+		simple("$.n.0", "EQUALS", 2), simple("$.n[0]", "EQUALS", 2), simple("$.s", "EQUALS", ""),
+	}
+	for _, src := range conds {
+		c, err := Compile([]byte(src), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		b := &SQLBuilder{Cols: testCols}
+		frag, exact, err := c.SQL(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pool.Query(ctx, "SELECT id::text, doc::text, state, created_at, updated_at FROM odd_ents WHERE "+frag, b.Args...)
+		if err != nil {
+			t.Fatalf("%s\n%s\n%v", src, frag, err)
+		}
+		got := map[string]bool{}
+		for rows.Next() {
+			var id, doc, state string
+			var cr time.Time
+			var up *time.Time
+			if err := rows.Scan(&id, &doc, &state, &cr, &up); err != nil {
+				t.Fatal(err)
+			}
+			got[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s\n%s\n%v", src, frag, err)
+		}
+		for id, doc := range docs {
+			m := &Meta{ID: id, CreationDate: time.Now()}
+			if id == "00000000-0000-4000-8000-000000000001" {
+				m.State = "NEW"
+			} else {
+				m.LastUpdateTime = time.Now()
+			}
+			if c.Match([]byte(doc), m) && !got[id] {
+				t.Errorf("%s: SQL (exact=%v) misses %s", src, exact, id)
+			}
+		}
+	}
+}
