@@ -485,3 +485,21 @@ func TestMatchAllocations(t *testing.T) {
 		}
 	}
 }
+
+func TestLenientSchema(t *testing.T) {
+	ents := map[string]ent{"a": {doc: `{"extra":"abc","n":5}`}, "b": {doc: `{}`}}
+	s := Lenient(testSchema)
+	for _, tc := range []struct{ cond, want string }{
+		{simple("$.extra", "CONTAINS", "b"), "a"},
+		{simple("$.extra", "NOT_NULL", nil), "a"},
+		{simple("$.n", "EQUALS", 5), ""},
+		{simple("$.price", "IS_NULL", nil), "a b"},
+	} {
+		if got := strings.Join(run(t, tc.cond, s, ents), " "); got != tc.want {
+			t.Errorf("%s: got [%s] want [%s]", tc.cond, got, tc.want)
+		}
+	}
+	if _, err := Compile([]byte(simple("$.extra", "EQUALS", 5)), testSchema); errCode(err) != "INVALID_FIELD_PATH" {
+		t.Fatalf("strict schema must reject: %v", err)
+	}
+}

@@ -159,3 +159,19 @@ func (f *FieldMap) Paths() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Lenient wraps a Schema for workflow criteria, where a path the model does
+// not know is not an error: it is a leaf with no declared type, so
+// comparison and range operators never match there while text and
+// presence operators still work (entity-workflow.md §6.3).
+func Lenient(s Schema) Schema { return lenient{s} }
+
+type lenient struct{ s Schema }
+
+func (l lenient) Lookup(p string) (PathKind, TypeSet) {
+	k, ts := l.s.Lookup(p)
+	if k == PathUnknown {
+		return PathLeaf, 0
+	}
+	return k, ts
+}
