@@ -276,7 +276,7 @@ func (c *compiler) dataLeaf(p *path, op Op, v operand, types TypeSet) *dataLeaf 
 	l.text = v.text
 	switch op {
 	case OpLike:
-		l.like = compileLike(v.text)
+		l.like = c.likePattern(v.text, p.raw)
 	case OpMatchesPattern:
 		l.re = c.regex(v.text, p.raw)
 		if l.re == nil {
@@ -286,6 +286,14 @@ func (c *compiler) dataLeaf(p *path, op Op, v operand, types TypeSet) *dataLeaf 
 		l.lower = strings.ToLower(v.text)
 	}
 	return l
+}
+
+func (c *compiler) likePattern(pat, where string) []likeTok {
+	if len(pat) > MaxLikeLen && c.regexErr == nil {
+		c.regexErr = invalidCondition("LIKE pattern longer than "+strconv.Itoa(MaxLikeLen)+" bytes",
+			apierr.P("path", where), apierr.P("operator", OpLike.String()))
+	}
+	return compileLike(pat)
 }
 
 func (c *compiler) regex(pat, where string) *regexp.Regexp {
@@ -499,7 +507,7 @@ func (c *compiler) metaLeaf(e *Expr) *metaLeaf {
 	l.text = v.text
 	switch e.op {
 	case OpLike:
-		l.like = compileLike(v.text)
+		l.like = c.likePattern(v.text, e.field)
 	case OpMatchesPattern:
 		l.re = c.regex(v.text, e.field)
 		if l.re == nil {

@@ -27,6 +27,7 @@
 //   - Q8: a null operand on a binary operator is accepted, matches nothing.
 //   - a [n] subscript is supported (looked up in the schema as [*]).
 //   - MATCHES_PATTERN is RE2, anchored, compiled once, at most MaxRegexLen
-//     bytes and MaxRegexInst instructions; a condition has at most
+//     bytes and MaxRegexInst instructions; LIKE at most MaxLikeLen bytes
+//     (both 400 INVALID_CONDITION); a condition has at most
 //     MaxNodes nodes and MaxDepth levels.
 package predicate

@@ -24,6 +24,9 @@ const (
 	// only cost to cap).
 	MaxRegexLen  = 1024
 	MaxRegexInst = 20000
+	// MaxLikeLen bounds a LIKE pattern: glob matching with backtracking
+	// costs up to pattern × text per value.
+	MaxLikeLen = 4096
 )
 
 type exprKind uint8

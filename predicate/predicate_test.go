@@ -132,6 +132,7 @@ func TestCompileErrors(t *testing.T) {
 		{"bad regex", simple("$.name", "MATCHES_PATTERN", "(a"), "INVALID_CONDITION", "path"},
 		{"backreference is not RE2", simple("$.name", "MATCHES_PATTERN", `(a)\1`), "INVALID_CONDITION", ""},
 		{"huge regex", simple("$.name", "MATCHES_PATTERN", strings.Repeat("a", MaxRegexLen+1)), "INVALID_CONDITION", ""},
+		{"huge like", simple("$.name", "LIKE", strings.Repeat("%a", MaxLikeLen)), "INVALID_CONDITION", "operator"},
 		{"type mismatch", simple("$.price", "EQUALS", "abc"), "CONDITION_TYPE_MISMATCH", "operator"},
 		{"boolean TRUE", simple("$.flag", "EQUALS", "TRUE"), "CONDITION_TYPE_MISMATCH", "path"},
 		{"range bound mismatch", simple("$.price", "BETWEEN", raw(`[1,"x"]`)), "CONDITION_TYPE_MISMATCH", ""},
