@@ -89,9 +89,9 @@ func TestParseImportGating(t *testing.T) {
 
 	t.Run("accepted", func(t *testing.T) {
 		for body, mode := range map[string]string{
-			`{"importMode":"replace","workflows":[` + wfJSON("w", "") + `]}`:                          ModeReplace,
-			`{"importMode":"Activate","workflows":[` + wfJSON("w", "") + `]}`:                         ModeActivate,
-			`{"workflows":[` + strings.Replace(wfJSON("w", ""), `"1.3"`, `"1.0"`, 1) + `]}`:            ModeMerge,
+			`{"importMode":"replace","workflows":[` + wfJSON("w", "") + `]}`:                                ModeReplace,
+			`{"importMode":"Activate","workflows":[` + wfJSON("w", "") + `]}`:                               ModeActivate,
+			`{"workflows":[` + strings.Replace(wfJSON("w", ""), `"1.3"`, `"1.0"`, 1) + `]}`:                 ModeMerge,
 			`{"importMode":"","workflows":[` + strings.Replace(wfJSON("w", ""), `"1.3"`, `"1.5"`, 1) + `]}`: ModeMerge,
 			// Unknown members inside a criterion are the condition's business.
 			`{"workflows":[` + wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"criterion":{"type":"simple","jsonPath":"$.a","operatorType":"EQUALS","value":1,"extra":{"q":1}}}]}}`) + `]}  ` + "\n": ModeMerge,
