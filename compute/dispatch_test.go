@@ -3,6 +3,8 @@ package compute
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"svc/apierr"
 	"svc/compute/member"
 	"svc/compute/wire"
+	"svc/config"
 	"svc/workflow"
 )
 
@@ -262,5 +265,42 @@ func TestRawResponses(t *testing.T) {
 	cr, err := s.DispatchCriteria(ctx, &workflow.CriteriaCall{Call: call, Criteria: "c", Target: "WORKFLOW"})
 	if err != nil || !cr.Success || cr.Matches {
 		t.Fatalf("matches null: %v %+v", err, cr)
+	}
+}
+
+func TestStopFailsPendingCalls(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
+	s.Start(lis)
+	entered := make(chan struct{})
+	connect(t, lis.Addr().String(), "m2m-t1", member.Handlers{
+		Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+			close(entered)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}, "calc")
+	go func() {
+		<-entered
+		s.Stop()
+	}()
+	_, err = (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
+		procSet(t, "SYNC", `{"calculationNodesTags":"calc"}`), run("t1", `{}`))
+	wantAPI(t, err, workflow.CodeComputeMemberDisconnected, "", true)
+	s.Stop() // idempotent
+}
+
+func TestConfigFrom(t *testing.T) {
+	c := config.Defaults()
+	cfg := ConfigFrom(c)
+	if cfg.KeepaliveInterval != 10*time.Second || cfg.KeepaliveTimeout != 30*time.Second || cfg.DispatchWaitTimeout != 0 {
+		t.Fatalf("single node: %+v", cfg)
+	}
+	c.ClusterEnabled = true
+	if cfg := ConfigFrom(c); cfg.DispatchWaitTimeout != 5*time.Second {
+		t.Fatalf("cluster: %+v", cfg)
 	}
 }

@@ -30,8 +30,9 @@ type Config struct {
 	// join message.
 	KeepaliveTimeout time.Duration
 	// DispatchWaitTimeout is how long a dispatch waits for a member with
-	// matching tags to join before 503 NO_COMPUTE_MEMBER_FOR_TAG
-	// (SVC_DISPATCH_WAIT_TIMEOUT); 0 fails at once.
+	// matching tags to join before 503 NO_COMPUTE_MEMBER_FOR_TAG; 0 fails
+	// at once. ConfigFrom sets SVC_DISPATCH_WAIT_TIMEOUT only in cluster
+	// mode: a single node answers at once, as the reference does.
 	DispatchWaitTimeout time.Duration
 	// MaxRecvMsgBytes caps an inbound message; 0 means 16 MiB.
 	MaxRecvMsgBytes int
@@ -41,11 +42,14 @@ type Config struct {
 
 // ConfigFrom reads the compute settings of svc's configuration.
 func ConfigFrom(c *config.Config) Config {
-	return Config{
-		KeepaliveInterval:   time.Duration(c.KeepaliveInterval) * time.Second,
-		KeepaliveTimeout:    time.Duration(c.KeepaliveTimeout) * time.Second,
-		DispatchWaitTimeout: c.DispatchWaitTimeout,
+	cfg := Config{
+		KeepaliveInterval: time.Duration(c.KeepaliveInterval) * time.Second,
+		KeepaliveTimeout:  time.Duration(c.KeepaliveTimeout) * time.Second,
 	}
+	if c.ClusterEnabled {
+		cfg.DispatchWaitTimeout = c.DispatchWaitTimeout
+	}
+	return cfg
 }
 
 // Server serves compute members and dispatches calculations to them.

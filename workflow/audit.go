@@ -88,3 +88,17 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// TransitionAborted is the event recorded when an update is refused for a
+// stale If-Match after the engine's entry events (notes §2.3). transition
+// is the requested name, or "" for a loopback.
+func TransitionAborted(entityID, state, transactionID, transition, expectedTxID, actualTxID string, at time.Time) Event {
+	if transition == "" {
+		transition = "loopback"
+	}
+	return Event{Type: EventTransitionAborted, EntityID: entityID, State: state, TransactionID: transactionID,
+		Details: "Transition \"" + transition + "\" aborted: entity has been modified since last read",
+		Data: (&objBuilder{}).str("reason", "ENTITY_MODIFIED").str("transitionName", transition).
+			str("expectedTxId", expectedTxID).str("actualTxId", actualTxID).done(),
+		Time: at}
+}

@@ -124,11 +124,12 @@ var successData = []byte(`{"success":true}`)
 
 // exec is the state of one run.
 type exec struct {
-	e   *Engine
-	run *Run
-	wf  *compiled
-	out *Outcome
-	now time.Time
+	e       *Engine
+	run     *Run
+	wf      *compiled
+	out     *Outcome
+	now     time.Time
+	outcome Outcome // out points here: one allocation for both
 }
 
 func (e *Engine) newExec(run *Run) *exec {
@@ -136,7 +137,10 @@ func (e *Engine) newExec(run *Run) *exec {
 	if e.Now != nil {
 		now = e.Now
 	}
-	return &exec{e: e, run: run, out: &Outcome{Events: make([]Event, 0, 8)}, now: now()}
+	x := &exec{e: e, run: run, now: now()}
+	x.outcome.Events = make([]Event, 0, 8)
+	x.out = &x.outcome
+	return x
 }
 
 func (x *exec) log() *slog.Logger {
@@ -347,22 +351,36 @@ func (x *exec) fire(ctx context.Context, t *ctransition) error {
 	return nil
 }
 
-// visitCounter counts state visits; cascades touch few states, so a slice
-// beats a map.
+// visitCounter counts state visits. Cascades touch few states, so the
+// first ones live in fixed arrays (no allocation); more spill to slices.
 type visitCounter struct {
-	names  []string
-	counts []int
+	n      int
+	names  [8]string
+	counts [8]int
+	more   []string
+	moreN  []int
 }
 
 func (v *visitCounter) inc(s string) int {
-	for i, n := range v.names {
-		if n == s {
+	for i := 0; i < v.n; i++ {
+		if v.names[i] == s {
 			v.counts[i]++
 			return v.counts[i]
 		}
 	}
-	v.names = append(v.names, s)
-	v.counts = append(v.counts, 1)
+	for i, n := range v.more {
+		if n == s {
+			v.moreN[i]++
+			return v.moreN[i]
+		}
+	}
+	if v.n < len(v.names) {
+		v.names[v.n], v.counts[v.n] = s, 1
+		v.n++
+		return 1
+	}
+	v.more = append(v.more, s)
+	v.moreN = append(v.moreN, 1)
 	return 1
 }
 

@@ -591,3 +591,37 @@ func TestCriterionEvaluationError(t *testing.T) {
 	_, err = e.Create(context.Background(), set, newRun(`{}`))
 	wantCode(t, err, CodeWorkflowFailed, "no condition evaluator")
 }
+
+func TestVisitCounterSpills(t *testing.T) {
+	var v visitCounter
+	for round := 1; round <= 3; round++ {
+		for i := 0; i < 20; i++ {
+			if n := v.inc(string(rune('a' + i))); n != round {
+				t.Fatalf("state %d round %d counted %d", i, round, n)
+			}
+		}
+	}
+}
+
+func TestTransitionAbortedEvent(t *testing.T) {
+	ev := TransitionAborted("e1", "CREATED", "tx-2", "", "old\"tx", "new-tx", time.Unix(0, 0))
+	var d map[string]string
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		t.Fatalf("data %s: %v", ev.Data, err)
+	}
+	if ev.Type != EventTransitionAborted || d["reason"] != "ENTITY_MODIFIED" || d["transitionName"] != "loopback" ||
+		d["expectedTxId"] != "old\"tx" || d["actualTxId"] != "new-tx" {
+		t.Fatalf("%+v %v", ev, d)
+	}
+}
+
+func TestAuditDataEscapes(t *testing.T) {
+	raw := (&objBuilder{}).str("reason", "tab\there \"quoted\" é \u2028").boolean("ok", true).done()
+	var d map[string]any
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if d["reason"] != "tab\there \"quoted\" é \u2028" || d["ok"] != true {
+		t.Fatalf("%v", d)
+	}
+}
