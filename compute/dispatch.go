@@ -15,7 +15,10 @@ import (
 	"svc/workflow"
 )
 
-var _ workflow.ProcessorDispatcher = (*Server)(nil)
+var (
+	_ workflow.ProcessorDispatcher = (*Server)(nil)
+	_ workflow.FunctionDispatcher  = (*Server)(nil)
+)
 
 // DispatchProcessor sends an EntityProcessorCalculationRequest to a member
 // serving the processor's tags and waits for its response.
@@ -47,6 +50,23 @@ func (s *Server) DispatchCriteria(ctx context.Context, call *workflow.CriteriaCa
 	}
 	res := &workflow.CriteriaResult{Success: resp.Success != nil && *resp.Success,
 		Matches: resp.Matches != nil && *resp.Matches, Reason: resp.Reason, Warnings: resp.Warnings}
+	if resp.Error != nil {
+		res.Error = &workflow.MemberError{Code: resp.Error.Code, Message: resp.Error.Message, Retryable: resp.Error.Retryable}
+	}
+	return res, nil
+}
+
+// DispatchFunction sends an EntityFunctionCalculationRequest (a scheduled
+// transition's fire-time function) and waits for its result.
+func (s *Server) DispatchFunction(ctx context.Context, call *workflow.FunctionCall) (*workflow.FunctionResult, error) {
+	req := request(&call.Call)
+	req.FunctionID, req.FunctionName = call.Function, call.Function
+	resp, err := s.roundTrip(ctx, &call.Call, wire.TypeFunctionRequest, req, "function "+call.Function)
+	if err != nil {
+		return nil, err
+	}
+	res := &workflow.FunctionResult{Success: resp.Success != nil && *resp.Success,
+		ResultKind: resp.ResultKind, Result: resp.Result, Warnings: resp.Warnings}
 	if resp.Error != nil {
 		res.Error = &workflow.MemberError{Code: resp.Error.Code, Message: resp.Error.Message, Retryable: resp.Error.Retryable}
 	}

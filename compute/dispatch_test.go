@@ -304,3 +304,25 @@ func TestConfigFrom(t *testing.T) {
 		t.Fatalf("cluster: %+v", cfg)
 	}
 }
+
+func TestScheduleFunctionOverGRPC(t *testing.T) {
+	s, addr := startServer(t, Config{})
+	connect(t, addr, "m2m-t1", member.Handlers{
+		Function: func(ctx context.Context, c *member.Call) (string, json.RawMessage, error) {
+			if c.Request.FunctionName != "fire-at" || c.Request.Transition.Name != "expire" {
+				return "", nil, errors.New("unexpected request")
+			}
+			return "Schedule", json.RawMessage(`{"fireAfterMs":60000,"expireAfterMs":500}`), nil
+		},
+	}, "sched")
+	res, err := s.DispatchFunction(context.Background(), &workflow.FunctionCall{Function: "fire-at", Call: workflow.Call{
+		Tenant: "t1", Auth: workflow.Auth{Kind: "system", ID: "system"}, Tags: []string{"sched"}, Transition: "expire", Timeout: 5 * time.Second}})
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res)
+	}
+	armed := time.UnixMilli(0)
+	a, err := workflow.ResolveFunctionArming("fire-at", res, armed)
+	if err != nil || a.FireAt.UnixMilli() != 60000 || a.TimeoutMs == nil || *a.TimeoutMs != 500 {
+		t.Fatalf("%v %+v", err, a)
+	}
+}

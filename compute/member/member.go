@@ -98,6 +98,9 @@ type Handlers struct {
 	Processor func(ctx context.Context, call *Call) (json.RawMessage, error)
 	// Criteria returns whether the entity matches, with an optional reason.
 	Criteria func(ctx context.Context, call *Call) (matches bool, reason string, err error)
+	// Function computes a scheduled transition's fire time: resultKind
+	// "Schedule" with {fireAt|fireAfterMs, [expireAt|expireAfterMs]}.
+	Function func(ctx context.Context, call *Call) (resultKind string, result json.RawMessage, err error)
 }
 
 // Member is one connected compute member.
@@ -248,7 +251,7 @@ func (m *Member) loop(ctx context.Context) {
 			if err := m.send(wire.TypeAck, wire.Ack{ID: uuid.NewString(), SourceEventID: ka.ID, Success: true}, nil); err != nil {
 				m.cfg.Log.Warn("member: keep-alive ack failed", "error", err)
 			}
-		case wire.TypeProcessorRequest, wire.TypeCriteriaRequest:
+		case wire.TypeProcessorRequest, wire.TypeCriteriaRequest, wire.TypeFunctionRequest:
 			call := &Call{Type: ev.GetType(), httpBase: m.cfg.HTTPBase, token: m.cfg.Token,
 				TxToken: attr(ev, wire.AttrTxToken), AuthType: attr(ev, wire.AttrAuthType),
 				AuthID: attr(ev, wire.AttrAuthID), AuthClaims: attr(ev, wire.AttrAuthClaims)}
@@ -300,6 +303,15 @@ func (m *Member) handle(ctx context.Context, call *Call) {
 		if matches, resp.Reason, err = m.h.Criteria(ctx, call); err == nil {
 			ok = true
 			resp.Matches = &matches
+		}
+	case wire.TypeFunctionRequest:
+		typ = wire.TypeFunctionResponse
+		if m.h.Function == nil {
+			err = errors.New("no function handler")
+			break
+		}
+		if resp.ResultKind, resp.Result, err = m.h.Function(ctx, call); err == nil {
+			ok = true
 		}
 	}
 	resp.Success = &ok

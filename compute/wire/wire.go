@@ -121,6 +121,8 @@ type Request struct {
 	ProcessorName string        `json:"processorName,omitempty"`
 	CriteriaID    string        `json:"criteriaId,omitempty"`
 	CriteriaName  string        `json:"criteriaName,omitempty"`
+	FunctionID    string        `json:"functionId,omitempty"`
+	FunctionName  string        `json:"functionName,omitempty"`
 	Target        string        `json:"target,omitempty"`
 	Workflow      Ref           `json:"workflow"`
 	Transition    TransitionRef `json:"transition"`
@@ -134,15 +136,18 @@ type Request struct {
 // "absent" apart from false: a missing success is a failure, a missing
 // matches is no match.
 type Response struct {
-	ID        string   `json:"id,omitempty"`
-	RequestID string   `json:"requestId"`
-	EntityID  string   `json:"entityId,omitempty"`
-	Success   *bool    `json:"success,omitempty"`
-	Matches   *bool    `json:"matches,omitempty"`
-	Reason    string   `json:"reason,omitempty"`
-	Payload   *Payload `json:"payload,omitempty"`
-	Error     *Error   `json:"error,omitempty"`
-	Warnings  []string `json:"warnings,omitempty"`
+	ID        string `json:"id,omitempty"`
+	RequestID string `json:"requestId"`
+	EntityID  string `json:"entityId,omitempty"`
+	Success   *bool  `json:"success,omitempty"`
+	Matches   *bool  `json:"matches,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// ResultKind and Result answer a function request.
+	ResultKind string          `json:"resultKind,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Payload    *Payload        `json:"payload,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // ErrProtoData is returned for an event whose data is a protobuf Any; only
