@@ -295,12 +295,12 @@ func TestStopFailsPendingCalls(t *testing.T) {
 
 func TestConfigFrom(t *testing.T) {
 	c := config.Defaults()
-	cfg := ConfigFrom(c)
-	if cfg.KeepaliveInterval != 10*time.Second || cfg.KeepaliveTimeout != 30*time.Second || cfg.DispatchWaitTimeout != 0 {
+	cfg, err := ConfigFrom(c)
+	if err != nil || cfg.TLS != nil || cfg.KeepaliveInterval != 10*time.Second || cfg.KeepaliveTimeout != 30*time.Second || cfg.DispatchWaitTimeout != 0 {
 		t.Fatalf("single node: %+v", cfg)
 	}
 	c.ClusterEnabled = true
-	if cfg := ConfigFrom(c); cfg.DispatchWaitTimeout != 5*time.Second {
+	if cfg, _ := ConfigFrom(c); cfg.DispatchWaitTimeout != 5*time.Second {
 		t.Fatalf("cluster: %+v", cfg)
 	}
 }

@@ -6,6 +6,7 @@ package compute
 
 import (
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -40,8 +41,9 @@ type Config struct {
 	TLS *tls.Config
 }
 
-// ConfigFrom reads the compute settings of svc's configuration.
-func ConfigFrom(c *config.Config) Config {
+// ConfigFrom reads the compute settings of svc's configuration, loading
+// the TLS key pair when SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE are set.
+func ConfigFrom(c *config.Config) (Config, error) {
 	cfg := Config{
 		KeepaliveInterval: time.Duration(c.KeepaliveInterval) * time.Second,
 		KeepaliveTimeout:  time.Duration(c.KeepaliveTimeout) * time.Second,
@@ -49,7 +51,14 @@ func ConfigFrom(c *config.Config) Config {
 	if c.ClusterEnabled {
 		cfg.DispatchWaitTimeout = c.DispatchWaitTimeout
 	}
-	return cfg
+	if c.TLSCertFile != "" || c.TLSKeyFile != "" {
+		pair, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return Config{}, fmt.Errorf("compute: TLS key pair: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	return cfg, nil
 }
 
 // Server serves compute members and dispatches calculations to them.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -362,5 +363,27 @@ func TestDefaultWorkflow(t *testing.T) {
 	}
 	if set.Transitions("DELETED") == nil || len(set.Transitions("DELETED")) != 0 {
 		t.Error("DELETED should be a declared state without transitions")
+	}
+}
+
+func TestImportLog(t *testing.T) {
+	long := strings.Repeat("é", 250)
+	res, err := importErr(nil, []byte(`{"importMode":"REPLACE","allowCycles":true,"workflows":[`+
+		strings.Replace(wfJSON("w", ""), `"initialState"`, `"desc":"`+long+`","initialState"`, 1)+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	res.Log(slog.New(slog.NewJSONHandler(&buf, nil)), "entityName", "m")
+	out := buf.String()
+	if !strings.Contains(out, `"level":"WARN"`) || !strings.Contains(out, `"msg":"workflow import applied"`) ||
+		!strings.Contains(out, `"workflowCount":1`) || !strings.Contains(out, strings.Repeat("é", 200)+`..."`) ||
+		strings.Contains(out, strings.Repeat("é", 201)) {
+		t.Fatalf("log:\n%s", out)
+	}
+	buf.Reset()
+	(&ImportResult{}).Log(slog.New(slog.NewJSONHandler(&buf, nil)))
+	if !strings.Contains(buf.String(), "zero workflows") {
+		t.Fatalf("log: %s", buf.String())
 	}
 }

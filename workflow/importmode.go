@@ -1,6 +1,9 @@
 package workflow
 
 import (
+	"log/slog"
+	"unicode/utf8"
+
 	json "github.com/goccy/go-json"
 )
 
@@ -16,6 +19,41 @@ type ImportResult struct {
 	// CyclesAllowed is set when allowCycles skipped the loop check, which
 	// the caller logs at WARN.
 	CyclesAllowed bool
+	// Summaries name the incoming workflows for the log line.
+	Summaries []Summary
+}
+
+// Summary is a workflow's name and description cut to 200 runes.
+type Summary struct {
+	Name string `json:"name"`
+	Desc string `json:"desc,omitempty"`
+}
+
+// Log writes the import's log lines (notes §3.8): INFO "workflow import
+// applied", or WARN when the result holds no workflows, and a WARN when
+// allowCycles skipped the loop check.
+func (r *ImportResult) Log(log *slog.Logger, attrs ...any) {
+	if r.CyclesAllowed {
+		log.Warn("workflow import accepted without the infinite-loop check (allowCycles)", attrs...)
+	}
+	attrs = append(attrs, "workflowCount", r.IncomingCount, "storedWorkflowCount", r.StoredCount, "workflows", r.Summaries)
+	if r.StoredCount == 0 {
+		log.Warn("workflow import resulted in zero workflows", attrs...)
+		return
+	}
+	log.Info("workflow import applied", attrs...)
+}
+
+func summarize(ws []Workflow) []Summary {
+	out := make([]Summary, len(ws))
+	for i, w := range ws {
+		d := w.Desc
+		if utf8.RuneCountInString(d) > 200 {
+			d = string([]rune(d)[:200]) + "..."
+		}
+		out[i] = Summary{Name: w.Name, Desc: d}
+	}
+	return out
 }
 
 // Import validates req (which ParseImport produced) and applies it to a
@@ -41,7 +79,7 @@ func Import(stored []byte, req *ImportRequest, cc ConditionChecker) (*ImportResu
 		return nil, err
 	}
 	return &ImportResult{Stored: out, Changed: true, IncomingCount: len(req.Workflows),
-		StoredCount: len(merged), CyclesAllowed: req.AllowCycles}, nil
+		StoredCount: len(merged), CyclesAllowed: req.AllowCycles, Summaries: summarize(req.Workflows)}, nil
 }
 
 // ApplyMode combines the stored workflows with the incoming ones (notes
