@@ -166,6 +166,13 @@ func (x *exec) found(wf *compiled, details string) {
 }
 
 func (x *exec) finish() *Outcome {
+	x.settle()
+	x.event(EventStateMachineFinish, "State machine finished", successData)
+	return x.out
+}
+
+// settle records the settled state and its scheduled transitions to arm.
+func (x *exec) settle() {
 	state := x.run.Entity.Meta.State
 	x.out.State = state
 	if st := x.wf.states[state]; st != nil {
@@ -175,8 +182,6 @@ func (x *exec) finish() *Outcome {
 			}
 		}
 	}
-	x.event(EventStateMachineFinish, "State machine finished", successData)
-	return x.out
 }
 
 func (x *exec) maxVisits() int {
