@@ -112,11 +112,10 @@ func (s *Server) roundTrip(ctx context.Context, c *workflow.Call, typ string, re
 		return nil, fmt.Errorf("compute: request id: %w", err)
 	}
 	req.ID, req.RequestID = rid.String(), rid.String()
-	ev, err := wire.New(wire.ServerSource, typ, req)
+	ev, err := wire.NewWithID(req.RequestID, wire.ServerSource, typ, req)
 	if err != nil {
 		return nil, fmt.Errorf("compute: encode %s: %w", typ, err)
 	}
-	ev.Id = req.RequestID
 	ev.Attributes = attrs
 
 	m, err := s.memberFor(ctx, c.Tenant, c.Tags, c.TagsCSV)

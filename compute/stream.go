@@ -20,6 +20,9 @@ import (
 // and evict on silence.
 func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, ce.CloudEvent]) error {
 	ctx := stream.Context()
+	if s.verify == nil { // no verifier wired: nobody can join
+		return status.Error(codes.Unauthenticated, "authentication failed")
+	}
 	p, err := s.verify.VerifyToken(ctx, bearer(ctx))
 	if err != nil || p == nil {
 		return status.Error(codes.Unauthenticated, "authentication failed")

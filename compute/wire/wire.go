@@ -176,14 +176,21 @@ func Decode(ev *ce.CloudEvent, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// New builds an event of type typ with v as JSON in text_data.
+// New builds an event of type typ with v as JSON in text_data and a
+// random id.
 func New(source, typ string, v any) (*ce.CloudEvent, error) {
+	return NewWithID(uuid.NewString(), source, typ, v)
+}
+
+// NewWithID is New with the event id given (requests reuse their
+// requestId).
+func NewWithID(id, source, typ string, v any) (*ce.CloudEvent, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return &ce.CloudEvent{
-		Id: uuid.NewString(), Source: source, SpecVersion: SpecVersion, Type: typ,
+		Id: id, Source: source, SpecVersion: SpecVersion, Type: typ,
 		Data: &ce.CloudEvent_TextData{TextData: string(b)},
 	}, nil
 }
