@@ -11,6 +11,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"svc/apierr"
 	"svc/compute/member"
@@ -324,5 +326,63 @@ func TestScheduleFunctionOverGRPC(t *testing.T) {
 	a, err := workflow.ResolveFunctionArming("fire-at", res, armed)
 	if err != nil || a.FireAt.UnixMilli() != 60000 || a.TimeoutMs == nil || *a.TimeoutMs != 500 {
 		t.Fatalf("%v %+v", err, a)
+	}
+}
+
+// TestWriteStallEvicts: a member that keeps sending keep-alives but stops
+// reading is evicted once a send has been stuck for the keep-alive timeout,
+// and the calls queued to it fail as disconnected.
+func TestWriteStallEvicts(t *testing.T) {
+	// The timeout leaves room for the keep-alive sender to be starved by
+	// the race detector on a loaded machine: only the stall may evict.
+	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: 3 * time.Second})
+	st, _ := rawStream(t, addr, "m2m-t1")
+	_ = st.Send(textEvent(wire.TypeJoin, `{"id":"j","tags":["big"]}`))
+	if ev, err := st.Recv(); err != nil || ev.GetType() != wire.TypeGreet {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // alive, but never reads again
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				if st.Send(textEvent(wire.TypeKeepAlive, `{"id":"k"}`)) != nil {
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	big := []byte(`{"blob":"` + strings.Repeat("x", 1<<20) + `"}`)
+	errs := make(chan error, 8)
+	for i := 0; i < cap(errs); i++ {
+		go func() {
+			_, err := s.DispatchProcessor(context.Background(), &workflow.ProcessorCall{Processor: "p", Call: workflow.Call{
+				Tenant: "t1", Auth: workflow.Auth{Kind: "system", ID: "system"}, Tags: []string{"big"}, Data: big, Timeout: time.Minute}})
+			errs <- err
+		}()
+	}
+	disconnected := 0
+	for i := 0; i < cap(errs); i++ {
+		// Calls that reach routing after the eviction find no member.
+		e, ok := apierr.As(<-errs)
+		if !ok || (e.Code != workflow.CodeComputeMemberDisconnected && e.Code != workflow.CodeNoComputeMemberForTag) {
+			t.Fatalf("got %v", e)
+		}
+		if e.Code == workflow.CodeComputeMemberDisconnected {
+			disconnected++
+		}
+	}
+	if disconnected == 0 {
+		t.Fatal("no call was pending on the stalled member")
+	}
+	waitFor(t, func() bool { return s.Members("t1") == 0 })
+	_, err := recvUntilError(st)
+	if s, _ := status.FromError(err); s.Code() != codes.DeadlineExceeded || !strings.Contains(s.Message(), "send stalled") {
+		t.Fatalf("stream ended with %v", err)
 	}
 }
