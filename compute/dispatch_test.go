@@ -386,3 +386,95 @@ func TestWriteStallEvicts(t *testing.T) {
 		t.Fatalf("stream ended with %v", err)
 	}
 }
+
+// TestRequestWireShape checks the raw JSON a member receives against the
+// notes' field names (§5.6), independently of the wire structs.
+func TestRequestWireShape(t *testing.T) {
+	s, addr := startServer(t, Config{})
+	st, _ := rawStream(t, addr, "m2m-t1")
+	_ = st.Send(textEvent(wire.TypeJoin, `{"tags":["raw"]}`))
+	greet, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	_ = json.Unmarshal([]byte(greet.GetTextData()), &g)
+	if len(g) != 4 || g["id"] != g["memberId"] || g["joinedLegalEntityId"] != "t1" || g["success"] != true {
+		t.Fatalf("greet %s", greet.GetTextData())
+	}
+	type got struct {
+		text  string
+		id    string
+		attrs map[string]string
+	}
+	events := make(chan got, 2)
+	go func() {
+		for i := 0; i < 2; i++ {
+			ev, err := st.Recv()
+			if err != nil {
+				return
+			}
+			a := map[string]string{}
+			for k, v := range ev.GetAttributes() {
+				a[k] = v.GetCeString()
+			}
+			events <- got{ev.GetTextData(), ev.GetId(), a}
+			var q struct {
+				RequestID string `json:"requestId"`
+			}
+			_ = json.Unmarshal([]byte(ev.GetTextData()), &q)
+			_ = st.Send(textEvent(strings.Replace(ev.GetType(), "Request", "Response", 1), `{"requestId":"`+q.RequestID+`","success":true,"matches":true}`))
+		}
+	}()
+	call := workflow.Call{Tenant: "t1", Auth: workflow.Auth{Kind: "user", ID: "u1", Roles: []string{"R1", "R2"}}, TxToken: "tok",
+		TransactionID: "tx-9", Meta: workflow.Meta{ID: "e-9", ModelName: "orders", ModelVersion: 3, State: "A", TransactionID: "tx-8"},
+		Data: []byte(`{"k":1}`), Workflow: "wf", Transition: "go", StateFrom: "A", StateTo: "B", Parameters: "ctx",
+		Tags: []string{"raw"}, Timeout: 5 * time.Second}
+	ctx := context.Background()
+	if _, err := s.DispatchProcessor(ctx, &workflow.ProcessorCall{Call: call, Processor: "enrich"}); err != nil {
+		t.Fatal(err)
+	}
+	p := <-events
+	var m map[string]any
+	if err := json.Unmarshal([]byte(p.text), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"id": m["requestId"], "entityId": "e-9", "processorId": "enrich", "processorName": "enrich",
+		"workflow":      map[string]any{"id": "wf", "name": "wf"},
+		"transition":    map[string]any{"id": "go", "name": "go", "stateFrom": "A", "stateTo": "B"},
+		"transactionId": "tx-9", "success": true, "parameters": "ctx",
+		"payload": map[string]any{"type": "JSON", "data": map[string]any{"k": float64(1)},
+			"meta": map[string]any{"id": "e-9", "modelKey": map[string]any{"name": "orders", "version": float64(3)}, "state": "A", "transactionId": "tx-8"}},
+	}
+	delete(m, "requestId")
+	if !equalJSON(m, want) {
+		t.Fatalf("processor request\n got %v\nwant %v", m, want)
+	}
+	if p.id != want["id"] || p.attrs["authtype"] != "user" || p.attrs["authid"] != "u1" || p.attrs["authclaims"] != "R1,R2" || p.attrs["cyodatxtoken"] != "tok" {
+		t.Fatalf("envelope id %s attrs %v", p.id, p.attrs)
+	}
+
+	call.Auth.Roles, call.TxToken, call.Data = nil, "", nil
+	if _, err := s.DispatchCriteria(ctx, &workflow.CriteriaCall{Call: call, Criteria: "fn", Target: "TRANSITION"}); err != nil {
+		t.Fatal(err)
+	}
+	c := <-events
+	m = nil
+	_ = json.Unmarshal([]byte(c.text), &m)
+	if m["criteriaId"] != "fn" || m["criteriaName"] != "fn" || m["target"] != "TRANSITION" || m["payload"] != nil || m["processorName"] != nil {
+		t.Fatalf("criteria request %s", c.text)
+	}
+	if _, ok := c.attrs["authclaims"]; ok {
+		t.Fatalf("authclaims without roles: %v", c.attrs)
+	}
+	if _, ok := c.attrs["cyodatxtoken"]; ok {
+		t.Fatalf("tx token without a transaction: %v", c.attrs)
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
