@@ -18,6 +18,7 @@ import (
 	"svc/compute/member"
 	"svc/compute/wire"
 	"svc/config"
+	"svc/iam"
 	"svc/workflow"
 )
 
@@ -477,4 +478,58 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// flaky fails verification the first n times.
+type flaky struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *flaky) VerifyToken(ctx context.Context, tok string) (*iam.Principal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n > 0 {
+		f.n--
+		return nil, errors.New("not yet")
+	}
+	return testTokens.VerifyToken(ctx, tok)
+}
+
+func TestMemberRunReconnects(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	s1 := New(Config{}, &flaky{n: 2}, slog.New(slog.DiscardHandler))
+	s1.Start(lis)
+	ctx, cancel := context.WithCancel(context.Background())
+	joins := make(chan string, 4)
+	done := make(chan error, 1)
+	go func() {
+		done <- member.Run(ctx, member.Config{Endpoint: addr, Token: "m2m-t1", Tags: []string{"r"}, Log: slog.New(slog.DiscardHandler)},
+			member.Handlers{}, func(m *member.Member) { joins <- m.ID() })
+	}()
+	first := <-joins // after two refused attempts
+	waitFor(t, func() bool { return s1.Members("t1") == 1 })
+
+	// The server goes away and comes back on the same address.
+	s1.Stop()
+	lis2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("address not reusable at once: %v", err)
+	}
+	s2 := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
+	s2.Start(lis2)
+	defer s2.Stop()
+	if second := <-joins; second == first {
+		t.Fatal("reconnect reused the old member id")
+	}
+	waitFor(t, func() bool { return s2.Members("t1") == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v", err)
+	}
+	waitFor(t, func() bool { return s2.Members("t1") == 0 })
 }
