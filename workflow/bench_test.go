@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // BenchmarkCreateThreeStateAutomatic runs a new entity through
@@ -38,6 +40,31 @@ func BenchmarkCreateDefaultWorkflow(b *testing.B) {
 	for b.Loop() {
 		r := &Run{Tenant: "t", Entity: &Entity{Meta: Meta{ID: "e"}, Data: []byte(`{}`)}, TransactionID: "tx"}
 		if _, err := e.Create(ctx, set, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// alwaysTrue is an evaluator that costs nothing, to isolate the engine.
+type alwaysTrue struct{}
+
+func (alwaysTrue) Eval(context.Context, json.RawMessage, []byte, Meta, FunctionCaller) (bool, error) {
+	return true, nil
+}
+
+// BenchmarkCreateThreeStateEngineOnly is the same run with a free
+// evaluator: the engine's own cost.
+func BenchmarkCreateThreeStateEngineOnly(b *testing.B) {
+	set := setOf(b, wf("bench", "NEW", `{
+	  "NEW":{"transitions":[{"name":"check","next":"CHECKED","manual":false,"criterion":`+eq("ok", "true")+`}]},
+	  "CHECKED":{"transitions":[{"name":"finish","next":"DONE","manual":false}]},
+	  "DONE":{}}`))
+	e := &Engine{Criteria: alwaysTrue{}}
+	ctx := context.Background()
+	r := &Run{Tenant: "t", Entity: &Entity{Meta: Meta{ID: "e"}, Data: []byte(`{"ok":true}`)}, TransactionID: "tx"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out, err := e.Create(ctx, set, r); err != nil || out.State != "DONE" {
 			b.Fatal(err)
 		}
 	}
