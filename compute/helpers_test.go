@@ -16,7 +16,6 @@ import (
 	"svc/compute/member"
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
-	"svc/compute/wire"
 	"svc/iam"
 )
 
@@ -99,4 +98,3 @@ func recvUntilError(st grpc.BidiStreamingClient[ce.CloudEvent, ce.CloudEvent]) (
 	}
 }
 
-var _ = wire.TypeJoin
