@@ -97,4 +97,3 @@ func recvUntilError(st grpc.BidiStreamingClient[ce.CloudEvent, ce.CloudEvent]) (
 		got = append(got, ev)
 	}
 }
-
