@@ -28,7 +28,9 @@ type Engine struct {
 }
 
 // Entity is the in-memory entity a run works on. The engine updates Data
-// (processor output) and Meta.State.
+// (processor output) and Meta.State. After a failed run both may be part
+// way along (a later hop of a cascade failed): the caller rolls its
+// transaction back and discards the entity.
 type Entity struct {
 	Meta Meta
 	Data []byte
