@@ -1,0 +1,42 @@
+package member
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"svc/config"
+)
+
+func TestConfigFromComputeSettings(t *testing.T) {
+	c := config.Defaults()
+	c.ComputeGRPCEndpoint = "svc.internal:9090"
+	c.ComputeHTTPBase = "https://svc.internal/api/"
+	c.ComputeToken = "tok"
+	cfg := ConfigFrom(c, "billing", "mail")
+	if cfg.Endpoint != "svc.internal:9090" || cfg.HTTPBase != "https://svc.internal/api" || cfg.Token != "tok" ||
+		strings.Join(cfg.Tags, ",") != "billing,mail" {
+		t.Fatalf("%+v", cfg)
+	}
+}
+
+func TestCallbackJoinsTransaction(t *testing.T) {
+	call := &Call{TxToken: "tx-tok", httpBase: "https://svc.internal/api", token: "bearer-tok"}
+	r, err := call.Callback(context.Background(), "GET", "/entity/abc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL.String() != "https://svc.internal/api/entity/abc" || r.Header.Get("X-Tx-Token") != "tx-tok" ||
+		r.Header.Get("Authorization") != "Bearer bearer-tok" {
+		t.Fatalf("%s %v", r.URL, r.Header)
+	}
+	if _, err := (&Call{}).Callback(context.Background(), "GET", "/x", nil); err == nil {
+		t.Fatal("callback without HTTPBase accepted")
+	}
+}
+
+func TestConnectNeedsEndpoint(t *testing.T) {
+	if _, err := Connect(context.Background(), Config{}, Handlers{}); err == nil || !strings.Contains(err.Error(), "SVC_COMPUTE_GRPC_ENDPOINT") {
+		t.Fatalf("got %v", err)
+	}
+}
