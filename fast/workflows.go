@@ -1,0 +1,46 @@
+package fast
+
+import (
+	"github.com/valyala/fasthttp"
+)
+
+func init() { registerArea(workflowHandlers) }
+
+// workflowHandlers serves a model's workflow import and export
+// (entity-workflow.md §3.1) when a model service is configured, in the
+// principal's tenant: another tenant's model is absent (404).
+func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	svc := s.deps.Model
+	if svc == nil {
+		return nil
+	}
+	return map[string]fasthttp.RequestHandler{
+		"importEntityModelWorkflow": func(ctx *fasthttp.RequestCtx) {
+			key, err := modelKeyOf(ctx)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			if err := svc.ImportWorkflows(ctx, PrincipalOf(ctx).TenantID, key, ctx.PostBody(), s.log); err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			ctx.SetContentType("application/json")
+			ctx.SetBodyString(`{"success":true}`)
+		},
+		"exportEntityModelWorkflow": func(ctx *fasthttp.RequestCtx) {
+			key, err := modelKeyOf(ctx)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			out, err := svc.ExportWorkflows(ctx, PrincipalOf(ctx).TenantID, key)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			ctx.SetContentType("application/json")
+			ctx.SetBody(out)
+		},
+	}
+}
