@@ -60,7 +60,7 @@ func startCrashSvc(t *testing.T, bin, dbURL string, httpPort, adminPort int) *ex
 	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = t.TempDir()
-	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=1",
+	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
 		"SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+dbURL, "SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=error")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr

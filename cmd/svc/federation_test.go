@@ -69,7 +69,7 @@ func TestFederationSurvivesRestartOnPostgres(t *testing.T) {
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 	tenant := "0f8fad5b-d9cb-469f-a165-70867728950e"
 	httpPort, adminPort := freePort(t), freePort(t)
-	env := cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=1",
+	env := cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
 		"SVC_SUPPRESS_BANNER=true", "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+dbURL,
 		"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE="+keyFile,
 		"SVC_BOOTSTRAP_CLIENT_ID=boot", "SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_BOOTSTRAP_TENANT_ID="+tenant,

@@ -68,7 +68,7 @@ func startJWTProc(t *testing.T, env []string) *jwtProc {
 	httpPort, adminPort := freePort(t), freePort(t)
 	cmd := exec.Command(svcBinary(t), "serve")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(cleanEnv(t, env...), fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=1")
+	cmd.Env = append(cleanEnv(t, env...), fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)))
 	p := &jwtProc{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d/api", httpPort), stderr: &syncBuffer{}}
 	cmd.Stderr, cmd.Stdout = p.stderr, io.Discard
 	if err := cmd.Start(); err != nil {
@@ -186,7 +186,7 @@ func TestBadSigningKeyRefusesStart(t *testing.T) {
 	cmd.Dir = t.TempDir()
 	secret := "c2VjcmV0LXZhbHVlLXRoYXQtaXMtbm90LWEta2V5"
 	cmd.Env = cleanEnv(t, "SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY="+secret, fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)),
-		fmt.Sprintf("SVC_ADMIN_PORT=%d", freePort(t)), "SVC_GRPC_PORT=1")
+		fmt.Sprintf("SVC_ADMIN_PORT=%d", freePort(t)), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)))
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 1 {

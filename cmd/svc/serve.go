@@ -74,6 +74,12 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
+	grpcSrv, err := startCompute(cfg, jwt, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer grpcSrv.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
@@ -97,6 +103,8 @@ func serve() int {
 		}
 		log.Info("listening", "api", api.String(), "admin", admin.String())
 	})
+	// Drain order: HTTP first (Serve returns after it), then gRPC members.
+	grpcSrv.Stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1

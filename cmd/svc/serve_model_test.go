@@ -14,7 +14,7 @@ import (
 func TestServeWiresModelAPI(t *testing.T) {
 	bin := svcBinary(t)
 	httpPort, adminPort := freePort(t), freePort(t)
-	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_SUPPRESS_BANNER=true")
+	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)), "SVC_SUPPRESS_BANNER=true")
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
 	waitReady(t, adminPort)
 	base := fmt.Sprintf("http://127.0.0.1:%d/api", httpPort)

@@ -97,7 +97,7 @@ func TestServeDrainsInFlightRequestOnSIGTERM(t *testing.T) {
 	httpPort, adminPort := freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = t.TempDir()
-	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=1")
+	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)))
 	var stderr, stdout syncBuffer
 	cmd.Stderr, cmd.Stdout = &stderr, &stdout
 	if err := cmd.Start(); err != nil {
@@ -165,7 +165,7 @@ func TestVersionHealthInitMigrate(t *testing.T) {
 	}
 	srv := exec.Command(bin)
 	srv.Dir = t.TempDir()
-	srv.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_SUPPRESS_BANNER=true")
+	srv.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)), "SVC_SUPPRESS_BANNER=true")
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"svc/authcache"
+	"svc/compute"
+	"svc/config"
+	"svc/iam"
+)
+
+// startCompute serves compute members on SVC_GRPC_PORT, on every interface
+// like the HTTP listener, with TLS when SVC_TLS_CERT_FILE/KEY_FILE are set.
+// Members authenticate as HTTP clients do: the jwt verification chain in
+// jwt mode, the mock principal in mock mode. The caller owns the server
+// and stops it after the HTTP drain.
+func startCompute(cfg *config.Config, jwt *jwtMode, log *slog.Logger) (*compute.Server, error) {
+	ccfg, err := compute.ConfigFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var verify compute.TokenVerifier = compute.MockVerifier{Principal: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
+	if jwt != nil {
+		verify = &authcache.TokenVerifier{C: jwt.cache, Log: log}
+	}
+	lis, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.GRPCPort))
+	if err != nil {
+		return nil, fmt.Errorf("listening on SVC_GRPC_PORT %d: %w", cfg.GRPCPort, err)
+	}
+	srv := compute.New(ccfg, verify, log)
+	srv.Start(lis)
+	log.Info("compute gRPC listening", "addr", lis.Addr().String())
+	return srv, nil
+}
