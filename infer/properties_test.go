@@ -217,3 +217,23 @@ func TestGeneratorCoversTheRules(t *testing.T) {
 		}
 	}
 }
+
+// The spec schema is not vacuous: it rejects what §4.6 forbids.
+func TestSimpleViewSchemaRejects(t *testing.T) {
+	sv := simpleViewSchema(t)
+	for _, bad := range []string{
+		`{"currentState":"OPEN","model":{"$":{}}}`,
+		`{"currentState":"LOCKED","model":{"$":{}},"uniqueKeys":[]}`,
+		`{"currentState":"LOCKED"}`,
+		`{"currentState":"LOCKED","model":{}}`,
+		`{"currentState":"LOCKED","model":{"$":{},"x":{}}}`,
+		`{"currentState":"LOCKED","model":{"$":{".a":"FOO"}}}`,
+		`{"currentState":"LOCKED","model":{"$":{".a":"[INTEGER,STRING]"}}}`,
+		`{"currentState":"LOCKED","model":{"$":{}, "$.a[*]":[{}, "(BYTE x 1)", "(BYTE x 1)"]}}`,
+		`{"currentState":"LOCKED","model":{"$":{}, "$.a[*]":[]}}`,
+	} {
+		if err := validateJSON(t, sv, []byte(bad)); err == nil {
+			t.Errorf("schema accepts %s", bad)
+		}
+	}
+}
