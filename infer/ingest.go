@@ -87,10 +87,15 @@ func (w *walker) validate(doc []byte) error {
 			if counts[len(counts)-1] > w.lim.MaxFields {
 				return limitError("MaxFields", w.lim.MaxFields, "number of members in one object")
 			}
-			if bytes.Contains(text, reservedArraySuffix) {
+			name := text
+			if t.escaped {
+				w.keybuf = unescape(w.keybuf[:0], text)
+				name = w.keybuf
+			}
+			if bytes.Contains(name, reservedArraySuffix) {
 				return apierr.New(CodeBadRequest,
-					"field name "+quoteForMessage(text)+" contains the reserved sequence [*]",
-					apierr.P("field", string(text)))
+					"field name "+quoteForMessage(name)+" contains the reserved sequence [*]",
+					apierr.P("field", string(name)))
 			}
 			continue
 		}
