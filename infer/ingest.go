@@ -92,6 +92,10 @@ func (w *walker) validate(doc []byte) error {
 				w.keybuf = unescape(w.keybuf[:0], text)
 				name = w.keybuf
 			}
+			if bytes.IndexByte(name, '.') >= 0 && t.depth()+bytes.Count(name, dot) > w.lim.MaxDepth {
+				// a dotted name nests like objects do
+				return limitError("MaxDepth", w.lim.MaxDepth, "field nesting (each '.' in a member name is a level)")
+			}
 			if bytes.Contains(name, reservedArraySuffix) {
 				return apierr.New(CodeBadRequest,
 					"field name "+quoteForMessage(name)+" contains the reserved sequence [*]",
@@ -127,7 +131,10 @@ func (w *walker) validate(doc []byte) error {
 	}
 }
 
-var reservedArraySuffix = []byte("[*]")
+var (
+	reservedArraySuffix = []byte("[*]")
+	dot                 = []byte(".")
+)
 
 func quoteForMessage(b []byte) string {
 	if len(b) > 64 {
