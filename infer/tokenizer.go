@@ -70,8 +70,13 @@ func (t *tokenizer) reset(data []byte, lim Limits) {
 	t.tape = nil
 }
 
-// tapeEscaped flags a tape entry whose string holds escapes.
-const tapeEscaped = 1 << 31
+// Tape entries keep an offset in the low 30 bits. tapeEscaped flags a
+// string holding escapes; tapeDotted, set by the validation pass, a member
+// name holding a dot.
+const (
+	tapeEscaped = 1 << 31
+	tapeDotted  = 1 << 30
+)
 
 // depth is the number of open containers.
 func (t *tokenizer) depth() int { return len(t.stack) }
