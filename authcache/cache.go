@@ -82,7 +82,7 @@ type Cache struct {
 	verified *ristretto.Cache[uint64, *entry]
 	unknown  *ristretto.Cache[string, uint64] // kid → generation when found unknown
 	sf       singleflight.Group
-	now      func() time.Time
+	clock    atomic.Pointer[func() time.Time] // replaceable by tests while the loops run
 	epoch    time.Time
 
 	gen        atomic.Uint64
@@ -142,7 +142,9 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	if opt.Audience != "" {
 		opts = append(opts, jwt.WithAudience(opt.Audience))
 	}
-	c := &Cache{keys: keys, ext: ext, opt: opt, verified: verified, unknown: unknown, now: time.Now}
+	c := &Cache{keys: keys, ext: ext, opt: opt, verified: verified, unknown: unknown}
+	system := time.Now
+	c.clock.Store(&system)
 	c.epoch = c.now()
 	opts = append(opts, jwt.WithTimeFunc(func() time.Time { return c.now() }))
 	c.parser = jwt.NewParser(opts...)
@@ -159,17 +161,20 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	return c, nil
 }
 
-// SetClock replaces the clock (tests). Call before use.
+// SetClock replaces the clock (tests); safe while the loops run.
 func (c *Cache) SetClock(now func() time.Time) {
 	c.fake.Store(true)
 	c.coarse.Store(false)
-	c.now = now
-	c.epoch = now()
-	c.lastOK.Store(0)
-	c.lastReload.Store(-int64(minReloadGap))
+	c.clock.Store(&now)
+	// epoch stays (the loops read it); the test clock must start near the
+	// real time, and counts as freshly reconciled.
+	c.lastOK.Store(c.since(now()))
+	c.lastReload.Store(c.since(now()) - int64(minReloadGap))
 }
 
 func (c *Cache) since(t time.Time) int64 { return int64(t.Sub(c.epoch)) }
+
+func (c *Cache) now() time.Time { return (*c.clock.Load())() }
 
 // Purge makes every cached verification void; the federation side calls it
 // when a provider or trusted key is invalidated or deleted.
