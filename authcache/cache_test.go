@@ -6,6 +6,8 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -351,7 +353,8 @@ func TestFailClosedWithCoarseClock(t *testing.T) {
 	st := &countingKeypairs{Keypairs: memory.NewIAMStores().Keypairs}
 	keys, _ := iam.NewKeys(st, rsaKey(), iam.AudienceClient, 365)
 	keys.Bootstrap(context.Background())
-	c, err := New(keys, nil, Options{Issuer: "svc", ReconcileInterval: 10 * time.Millisecond})
+	c, err := New(keys, nil, Options{Issuer: "svc", ReconcileInterval: 10 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
