@@ -39,11 +39,15 @@ const (
 // their quotes, still escaped when escaped is set), so nothing is allocated
 // per token; the container stack is reused across documents.
 type tokenizer struct {
-	data      []byte
-	pos       int
-	state     uint8
-	stack     []byte // '{' or '[' per open container
-	escaped   bool   // the last string or key holds backslash escapes
+	data    []byte
+	pos     int
+	state   uint8
+	stack   []byte // '{' or '[' per open container
+	escaped bool   // the last string or key holds backslash escapes
+	// tape, when non-nil, receives the end offset of every string (its
+	// closing quote, with tapeEscaped set when it holds escapes) and number,
+	// in document order, so a second pass need not scan them again.
+	tape      *[]uint32
 	maxDepth  int
 	maxNumber int
 	maxString int
@@ -62,7 +66,11 @@ func (t *tokenizer) reset(data []byte, lim Limits) {
 	t.maxNumber = lim.MaxNumberDigits
 	t.maxString = lim.MaxStringBytes
 	t.trusted = false
+	t.tape = nil
 }
+
+// tapeEscaped flags a tape entry whose string holds escapes.
+const tapeEscaped = 1 << 31
 
 // depth is the number of open containers.
 func (t *tokenizer) depth() int { return len(t.stack) }
@@ -244,6 +252,9 @@ func (t *tokenizer) number() (tokenKind, []byte, error) {
 	}
 	t.pos = i
 	t.afterValue()
+	if t.tape != nil {
+		*t.tape = append(*t.tape, uint32(i))
+	}
 	return tokNumber, d[start:i], nil
 }
 
@@ -287,6 +298,13 @@ func (t *tokenizer) str() ([]byte, error) {
 				return nil, limitError("MaxStringBytes", t.maxString, "string length")
 			}
 			t.pos = i + 1
+			if t.tape != nil {
+				e := uint32(i)
+				if t.escaped {
+					e |= tapeEscaped
+				}
+				*t.tape = append(*t.tape, e)
+			}
 			return d[start:i], nil
 		case c == '\\':
 			t.escaped = true
