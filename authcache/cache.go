@@ -82,7 +82,7 @@ type Cache struct {
 	verified *ristretto.Cache[uint64, *entry]
 	unknown  *ristretto.Cache[string, uint64] // kid → generation when found unknown
 	sf       singleflight.Group
-	now      func() time.Time
+	clock    atomic.Pointer[func() time.Time] // replaceable by tests while the loops run
 	epoch    time.Time
 
 	gen        atomic.Uint64
@@ -90,10 +90,22 @@ type Cache struct {
 	lastOK     atomic.Int64 // since epoch, of the last successful reconcile
 	lastReload atomic.Int64 // since epoch, of the last unknown-kid reload
 
+	// The coarse clock: time.Now costs more than the rest of a cache hit
+	// on some hosts, so while the loop runs a ticker publishes the wall
+	// time and the staleness verdict every clockTick for the hot path.
+	coarse   atomic.Bool
+	fake     atomic.Bool // a test clock is set: never use the coarse one
+	wallNS   atomic.Int64
+	staleNow atomic.Bool
+
 	mu      sync.Mutex
 	stop    chan struct{}
 	stopped chan struct{}
 }
+
+// clockTick is the coarse clock's resolution: a cached token may outlive
+// its expiry (which already includes 30 s leeway) by at most this much.
+const clockTick = 20 * time.Millisecond
 
 // New builds the chain: own keys, then each External in order. keys must
 // have been loaded (Keys.Bootstrap).
@@ -130,7 +142,9 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	if opt.Audience != "" {
 		opts = append(opts, jwt.WithAudience(opt.Audience))
 	}
-	c := &Cache{keys: keys, ext: ext, opt: opt, verified: verified, unknown: unknown, now: time.Now}
+	c := &Cache{keys: keys, ext: ext, opt: opt, verified: verified, unknown: unknown}
+	system := time.Now
+	c.clock.Store(&system)
 	c.epoch = c.now()
 	opts = append(opts, jwt.WithTimeFunc(func() time.Time { return c.now() }))
 	c.parser = jwt.NewParser(opts...)
@@ -147,15 +161,20 @@ func New(keys *iam.Keys, ext []External, opt Options) (*Cache, error) {
 	return c, nil
 }
 
-// SetClock replaces the clock (tests). Call before use.
+// SetClock replaces the clock (tests); safe while the loops run.
 func (c *Cache) SetClock(now func() time.Time) {
-	c.now = now
-	c.epoch = now()
-	c.lastOK.Store(0)
-	c.lastReload.Store(-int64(minReloadGap))
+	c.fake.Store(true)
+	c.coarse.Store(false)
+	c.clock.Store(&now)
+	// epoch stays (the loops read it); the test clock must start near the
+	// real time, and counts as freshly reconciled.
+	c.lastOK.Store(c.since(now()))
+	c.lastReload.Store(c.since(now()) - int64(minReloadGap))
 }
 
 func (c *Cache) since(t time.Time) int64 { return int64(t.Sub(c.epoch)) }
+
+func (c *Cache) now() time.Time { return (*c.clock.Load())() }
 
 // Purge makes every cached verification void; the federation side calls it
 // when a provider or trusted key is invalidated or deleted.
@@ -171,25 +190,37 @@ func (c *Cache) Stale(now time.Time) bool {
 // Verify returns the principal of a bearer token, or an error. A token
 // verified before is answered from the cache until its expiry.
 func (c *Cache) Verify(ctx context.Context, token []byte) (*iam.Principal, error) {
-	now := c.now()
-	if c.Stale(now) {
-		return nil, ErrStale
+	var wall int64
+	if c.coarse.Load() {
+		if c.staleNow.Load() {
+			return nil, ErrStale
+		}
+		wall = c.wallNS.Load()
+	} else {
+		now := c.now()
+		if c.Stale(now) {
+			return nil, ErrStale
+		}
+		wall = now.UnixNano()
 	}
 	h := xxhash.Sum64(token)
-	if e, ok := c.verified.Get(h); ok && e.gen == c.gen.Load() && now.UnixNano() < e.until && e.token == string(token) {
+	if e, ok := c.verified.Get(h); ok && e.gen == c.gen.Load() && wall < e.until && e.token == string(token) {
 		return e.p, nil
 	}
 	if len(token) > maxTokenBytes {
 		return nil, errTooLarge
 	}
+	now := c.now()
 	gen := c.gen.Load()
 	tok := string(token)
 	p, until, err := c.verifySlow(ctx, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	if ttl := until.Sub(now); ttl > 0 {
-		c.verified.SetWithTTL(h, &entry{token: tok, p: p, until: until.UnixNano(), gen: gen}, int64(len(tok))+256, ttl)
+	if until.After(now) {
+		// No ristretto TTL: its expiry check would read the clock on every
+		// Get. Entries past `until` are ignored above and age out by cost.
+		c.verified.Set(h, &entry{token: tok, p: p, until: until.UnixNano(), gen: gen}, int64(len(tok))+256)
 	}
 	return p, nil
 }
@@ -333,13 +364,44 @@ func (c *Cache) Start(ctx context.Context) error {
 	if err := c.Reconcile(ctx); err != nil {
 		return err
 	}
-	c.stop, c.stopped = make(chan struct{}), make(chan struct{})
-	go c.loop(c.stop, c.stopped)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	c.stop, c.stopped = stop, stopped
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.loop(stop) }()
+	go func() { defer wg.Done(); c.clockLoop(stop) }()
+	go func() { wg.Wait(); close(stopped) }()
 	return nil
 }
 
-func (c *Cache) loop(stop, stopped chan struct{}) {
-	defer close(stopped)
+// clockLoop publishes the coarse clock until stop.
+func (c *Cache) clockLoop(stop chan struct{}) {
+	t := time.NewTicker(clockTick)
+	defer t.Stop()
+	defer c.coarse.Store(false)
+	c.tickClock()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			c.tickClock()
+		}
+	}
+}
+
+func (c *Cache) tickClock() {
+	if c.fake.Load() {
+		return
+	}
+	now := c.now()
+	// The verdict covers the next tick too, so it never lags the truth.
+	c.staleNow.Store(c.Stale(now.Add(clockTick)))
+	c.wallNS.Store(now.UnixNano())
+	c.coarse.Store(true)
+}
+
+func (c *Cache) loop(stop chan struct{}) {
 	for {
 		wait := time.Duration(float64(c.opt.ReconcileInterval) * (0.9 + 0.2*rand.Float64()))
 		t := time.NewTimer(wait)

@@ -6,6 +6,8 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -343,4 +345,52 @@ func TestConcurrentVerifyPurgeReconcile(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// The same fail-closed rule on the hot path, where the coarse clock and the
+// loop's staleness verdict are read instead of time.Now.
+func TestFailClosedWithCoarseClock(t *testing.T) {
+	st := &countingKeypairs{Keypairs: memory.NewIAMStores().Keypairs}
+	keys, _ := iam.NewKeys(st, rsaKey(), iam.AudienceClient, 365)
+	keys.Bootstrap(context.Background())
+	c, err := New(keys, nil, Options{Issuer: "svc", ReconcileInterval: 10 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f := &fixture{store: st, keys: keys, cache: c}
+	tok := []byte(f.mint(t, keys.BootstrapKID(), nil))
+	if _, err := c.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * clockTick)
+	if !c.coarse.Load() {
+		t.Fatal("coarse clock not running")
+	}
+	st.fail.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := c.Verify(context.Background(), tok)
+		if errors.Is(err, ErrStale) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still verifying with failing reconciles: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st.fail.Store(false)
+	for {
+		if _, err := c.Verify(context.Background(), tok); err == nil {
+			break
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatal("did not reopen after reconciles succeeded again")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

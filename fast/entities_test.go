@@ -392,6 +392,15 @@ func entityTenantIsolation(t *testing.T, env *entityEnv) {
 		t.Errorf("B counts A's entities: %d", n)
 	}
 	env.call("B", "DELETE", "/entity/secret/1", nil).ok(t)
+	var stats []map[string]any
+	env.call("B", "GET", "/entity/stats", nil).ok(t).decode(t, &stats)
+	if fmt.Sprint(stats) != "[map[count:0 modelName:secret modelVersion:1]]" {
+		t.Errorf("B's stats show A's data: %v", stats)
+	}
+	env.call("B", "GET", "/entity/stats/states", nil).ok(t).decode(t, &stats)
+	if len(stats) != 0 {
+		t.Errorf("B's by-state stats show A's data: %v", stats)
+	}
 	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"v":42}` || e.Meta.TransactionID != tx {
 		t.Errorf("A's entity changed by B: %s", e.Data)
 	}

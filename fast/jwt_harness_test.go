@@ -67,6 +67,7 @@ type jwtHarness struct {
 	keys   *iam.Keys
 	cache  *authcache.Cache
 	http   *http.Client
+	srv    *Server
 }
 
 func newJWTHarness(t testing.TB, mutate ...func(*config.Config)) *jwtHarness {
@@ -121,7 +122,7 @@ func newJWTHarness(t testing.TB, mutate ...func(*config.Config)) *jwtHarness {
 	go func() { done <- s.ServeListeners(sctx, apiLn, adminLn, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 	h := &jwtHarness{t: t, base: "http://" + apiLn.Addr().String() + cfg.ContextPath, key: key, kid: keys.BootstrapKID(),
-		cfg: cfg, stores: st, keys: keys, cache: cache, http: &http.Client{Timeout: 10 * time.Second}}
+		cfg: cfg, stores: st, keys: keys, cache: cache, http: &http.Client{Timeout: 10 * time.Second}, srv: s}
 	return h
 }
 

@@ -155,6 +155,9 @@ func TestModelNotFoundAndBadParameters(t *testing.T) {
 		// Names are unescaped path segments.
 		e.seed("A", "a b", 1, model.Unlocked, `{"$":{}}`)
 		wantAction(t, e.call("A", "PUT", "/model/a%20b/1/lock", nil), "a b", 1, "Model a b:1 locked")
+		// An escaped slash stays inside the one segment (api-surface.md 2).
+		e.seed("A", "a/b", 1, model.Unlocked, `{"$":{}}`)
+		wantAction(t, e.call("A", "PUT", "/model/a%2Fb/1/lock", nil), "a/b", 1, "Model a/b:1 locked")
 		if r := e.call("", "GET", "/model/", nil); r.status != 401 {
 			t.Errorf("no token: %d", r.status)
 		}

@@ -110,6 +110,11 @@ type Keys struct {
 	// OnChange runs after every successful reload that follows a local
 	// mutation, so caches of verified tokens drop what may no longer hold.
 	OnChange func()
+	// PreviousBootstrapGrace is how long the bootstrap keypair of a former
+	// SVC_JWT_SIGNING_KEY keeps verifying after a restart with a new key:
+	// set it to the token lifetime so a planned rotation breaks no issued
+	// token; 0 cuts the old key off at once (a compromised key).
+	PreviousBootstrapGrace time.Duration
 }
 
 // NewKeys builds the keypair manager. bootstrapAudience is client or human.
@@ -165,7 +170,37 @@ func (k *Keys) Bootstrap(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("iam: reading the bootstrap keypair: %w", err)
 	}
+	if err := k.retirePreviousBootstraps(ctx); err != nil {
+		return err
+	}
 	return k.Reload(ctx)
+}
+
+// retirePreviousBootstraps ends the window of bootstrap keypairs derived
+// from an earlier signing key: rotating SVC_JWT_SIGNING_KEY must not leave
+// the old key verifying for the rest of its validity.
+func (k *Keys) retirePreviousBootstraps(ctx context.Context) error {
+	recs, err := k.store.ListKeypairs(ctx)
+	if err != nil {
+		return fmt.Errorf("iam: listing keypairs: %w", err)
+	}
+	until := k.now().UTC().Add(k.PreviousBootstrapGrace)
+	for _, r := range recs {
+		if !r.Bootstrap || r.KID == k.bootKID || r.Retired || !r.Active && !until.Before(r.ValidTo) {
+			continue
+		}
+		_, err := k.store.UpdateKeypair(ctx, r.KID, func(r *storage.Keypair) error {
+			r.Active = false
+			if until.Before(r.ValidTo) {
+				r.ValidTo = until
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("iam: retiring a former bootstrap keypair: %w", err)
+		}
+	}
+	return nil
 }
 
 // Reload reads every keypair from storage and swaps the snapshot.

@@ -179,3 +179,29 @@ func TestClientAuthentication(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// Restarting with a new SVC_JWT_SIGNING_KEY ends the old bootstrap key's
+// window after the configured grace.
+func TestSigningKeyRotationRetiresOldBootstrap(t *testing.T) {
+	a, b := testKeys()
+	st := memory.NewIAMStores().Keypairs
+	old := newTestKeys(t, st, a, AudienceClient)
+	k, err := NewKeys(st, b, AudienceClient, 365)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.PreviousBootstrapGrace = time.Hour
+	if err := k.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, ok := k.Ring().Lookup(old.BootstrapKID(), now.Add(59*time.Minute)); !ok {
+		t.Fatal("old bootstrap key stopped verifying inside the grace")
+	}
+	if _, ok := k.Ring().Lookup(old.BootstrapKID(), now.Add(61*time.Minute)); ok {
+		t.Fatal("old bootstrap key verifies after the grace")
+	}
+	if s := k.Ring().Signer(AudienceClient, now); s == nil || s.KID != k.BootstrapKID() {
+		t.Fatalf("signer after rotation: %+v", s)
+	}
+}

@@ -32,6 +32,14 @@ func (m *Model) Check(doc []byte, level ChangeLevel, lim Limits) (*Model, error)
 	if level > ChangeStructural {
 		return nil, apierr.New(CodeBadRequest, "invalid change level", apierr.P("changeLevel", int(level)))
 	}
+	if ok, err := m.fits(doc, lim); err != nil || ok {
+		return nil, err
+	}
+	return m.compare(doc, level, lim)
+}
+
+// compare is Check's full path: the document's own model compared with m.
+func (m *Model) compare(doc []byte, level ChangeLevel, lim Limits) (*Model, error) {
 	d := NewModel()
 	if err := d.Ingest(doc, lim); err != nil {
 		return nil, err

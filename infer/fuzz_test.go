@@ -72,6 +72,16 @@ func FuzzIngest(f *testing.F) {
 		if w, err := m.Check(data, ChangeNone, Limits{}); err != nil || w != nil {
 			t.Fatalf("strict check of an ingested document: %v", err)
 		}
+		// Against a model of another shape, the fast path of Check must
+		// agree with the full comparison.
+		base := fuzzBase(t)
+		if ok, err := base.fits(data, Limits{}); err != nil {
+			t.Fatalf("fits on a valid document: %v", err)
+		} else if ok {
+			if w, err := base.compare(data, ChangeNone, Limits{}); err != nil || w != nil {
+				t.Fatalf("fits, but compare: widened=%v err=%v", w != nil, err)
+			}
+		}
 		if !json.Valid(m.AppendJSONSchema(nil)) {
 			t.Fatalf("JSON_SCHEMA export is not JSON: %s", m.AppendJSONSchema(nil))
 		}
@@ -101,4 +111,10 @@ func FuzzParseSimpleView(f *testing.F) {
 			t.Fatalf("not a fixed point\n%s\n%s", out, again)
 		}
 	})
+}
+
+func fuzzBase(t *testing.T) *Model {
+	return mustIngest(t, NewModel(),
+		`{"a":[1,"x",null],"o":{"p":1.5},"l":[{"k":true}],"m":[[1],[2,3]]}`,
+		`{"a":"s","b":null,"c":{"d":[{"e":"2024-01-15"}]}}`, `{}`)
 }

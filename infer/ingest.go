@@ -2,7 +2,6 @@ package infer
 
 import (
 	"bytes"
-	"encoding/binary"
 	"sync"
 
 	"svc/apierr"
@@ -20,6 +19,8 @@ type walker struct {
 	elems  []DataType // classes of the open arrays' elements (inference pass)
 	keybuf []byte
 	strbuf []byte
+	tape   []uint32 // string and number ends recorded by validate
+	tapeAt int
 }
 
 var walkerPool = sync.Pool{New: func() any { return &walker{} }}
@@ -32,7 +33,7 @@ func getWalker(lim Limits) *walker {
 
 func putWalker(w *walker) {
 	w.tok.data = nil
-	if cap(w.elems) > 1<<16 || cap(w.keybuf) > 1<<16 || cap(w.strbuf) > 1<<16 {
+	if cap(w.elems) > 1<<16 || cap(w.keybuf) > 1<<16 || cap(w.strbuf) > 1<<16 || cap(w.tape) > 1<<20 {
 		return // do not keep a hostile document's buffers alive
 	}
 	walkerPool.Put(w)
@@ -62,6 +63,8 @@ func (w *walker) validate(doc []byte) error {
 	}
 	t := &w.tok
 	t.reset(doc, w.lim)
+	w.tape = w.tape[:0]
+	t.tape = &w.tape
 	counts := w.counts[:0]
 	defer func() { w.counts = counts[:0] }()
 	rootArray := false
@@ -84,10 +87,31 @@ func (w *walker) validate(doc []byte) error {
 			if counts[len(counts)-1] > w.lim.MaxFields {
 				return limitError("MaxFields", w.lim.MaxFields, "number of members in one object")
 			}
-			if bytes.Contains(text, reservedArraySuffix) {
+			name := text
+			if t.escaped {
+				w.keybuf = unescape(w.keybuf[:0], text)
+				name = w.keybuf
+			}
+			dots, bracket := 0, false
+			for _, c := range name {
+				switch c {
+				case '.':
+					dots++
+				case '[':
+					bracket = true
+				}
+			}
+			if dots > 0 {
+				if t.depth()+dots > w.lim.MaxDepth {
+					// a dotted name nests like objects do
+					return limitError("MaxDepth", w.lim.MaxDepth, "field nesting (each '.' in a member name is a level)")
+				}
+				w.tape[len(w.tape)-1] |= tapeDotted
+			}
+			if bracket && bytes.Contains(name, reservedArraySuffix) {
 				return apierr.New(CodeBadRequest,
-					"field name "+quoteForMessage(text)+" contains the reserved sequence [*]",
-					apierr.P("field", string(text)))
+					"field name "+quoteForMessage(name)+" contains the reserved sequence [*]",
+					apierr.P("field", string(name)))
 			}
 			continue
 		}
@@ -119,7 +143,10 @@ func (w *walker) validate(doc []byte) error {
 	}
 }
 
-var reservedArraySuffix = []byte("[*]")
+var (
+	reservedArraySuffix = []byte("[*]")
+	dot                 = []byte(".")
+)
 
 func quoteForMessage(b []byte) string {
 	if len(b) > 64 {
@@ -155,55 +182,35 @@ func (w *walker) peek() byte {
 }
 
 // readString consumes the string at pos and returns its raw body and
-// whether it holds escapes.
+// whether it holds escapes; its end comes from the validation pass's tape.
 func (w *walker) readString() ([]byte, bool) {
-	d := w.tok.data
-	start := w.tok.pos + 1
-	i := start
-	escaped := false
-	for {
-		for i+8 <= len(d) {
-			v := binary.LittleEndian.Uint64(d[i:])
-			if (hasZero(v^0x2222222222222222)|hasZero(v^0x5C5C5C5C5C5C5C5C))&0x8080808080808080 != 0 {
-				break
-			}
-			i += 8
-		}
-		c := d[i]
-		if c == '"' {
-			break
-		}
-		if c == '\\' {
-			escaped = true
-			i += 2
-			continue
-		}
-		i++
-	}
-	w.tok.pos = i + 1
-	return d[start:i], escaped
+	e := w.tape[w.tapeAt]
+	w.tapeAt++
+	end := int(e &^ (tapeEscaped | tapeDotted))
+	raw := w.tok.data[w.tok.pos+1 : end]
+	w.tok.pos = end + 1
+	return raw, e&tapeEscaped != 0
+}
+
+// readKey is readString for a member name, also telling whether the
+// (decoded) name holds a dot.
+func (w *walker) readKey() (raw []byte, escaped, dotted bool) {
+	dotted = w.tape[w.tapeAt]&tapeDotted != 0
+	raw, escaped = w.readString()
+	return raw, escaped, dotted
 }
 
 func (w *walker) readNumber() []byte {
-	d := w.tok.data
-	start := w.tok.pos
-	i := start
-	for i < len(d) && numberByte[d[i]] {
-		i++
-	}
-	w.tok.pos = i
-	return d[start:i]
+	end := int(w.tape[w.tapeAt])
+	w.tapeAt++
+	raw := w.tok.data[w.tok.pos:end]
+	w.tok.pos = end
+	return raw
 }
-
-var numberByte = func() (t [256]bool) {
-	for _, c := range []byte("0123456789+-.eE") {
-		t[c] = true
-	}
-	return
-}()
 
 func (w *walker) walkRoot(doc []byte, root *objectShape) {
 	w.tok.data, w.tok.pos = doc, 0
+	w.tapeAt = 0
 	if w.peek() == '{' {
 		w.walkObject(root)
 		return
@@ -226,13 +233,13 @@ func (w *walker) walkObject(o *objectShape) {
 			w.tok.pos++
 			return
 		}
-		key, escaped := w.readString()
+		key, escaped, dotted := w.readKey()
 		if escaped {
 			w.keybuf = unescape(w.keybuf[:0], key)
 			key = w.keybuf
 		}
 		var s *slot
-		if bytes.IndexByte(key, '.') < 0 {
+		if !dotted {
 			if hint < len(o.order) && o.order[hint].name == string(key) {
 				s = o.order[hint]
 			} else {

@@ -52,7 +52,11 @@ func (l Limits) withDefaults() Limits {
 		d.MaxStringBytes = l.MaxStringBytes
 	}
 	if l.MaxBytes > 0 {
-		d.MaxBytes = l.MaxBytes
+		d.MaxBytes = min(l.MaxBytes, maxDocumentBytes)
 	}
 	return d
 }
+
+// maxDocumentBytes is the hard ceiling on MaxBytes: offsets into a document
+// are kept in 30 bits.
+const maxDocumentBytes = 1<<30 - 1

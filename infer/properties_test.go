@@ -217,3 +217,53 @@ func TestGeneratorCoversTheRules(t *testing.T) {
 		}
 	}
 }
+
+// The spec schema is not vacuous: it rejects what §4.6 forbids.
+func TestSimpleViewSchemaRejects(t *testing.T) {
+	sv := simpleViewSchema(t)
+	for _, bad := range []string{
+		`{"currentState":"OPEN","model":{"$":{}}}`,
+		`{"currentState":"LOCKED","model":{"$":{}},"uniqueKeys":[]}`,
+		`{"currentState":"LOCKED"}`,
+		`{"currentState":"LOCKED","model":{}}`,
+		`{"currentState":"LOCKED","model":{"$":{},"x":{}}}`,
+		`{"currentState":"LOCKED","model":{"$":{".a":"FOO"}}}`,
+		`{"currentState":"LOCKED","model":{"$":{".a":"[INTEGER,STRING]"}}}`,
+		`{"currentState":"LOCKED","model":{"$":{}, "$.a[*]":[{}, "(BYTE x 1)", "(BYTE x 1)"]}}`,
+		`{"currentState":"LOCKED","model":{"$":{}, "$.a[*]":[]}}`,
+	} {
+		if err := validateJSON(t, sv, []byte(bad)); err == nil {
+			t.Errorf("schema accepts %s", bad)
+		}
+	}
+}
+
+// Check's no-allocation fast path (fits) never admits a document the full
+// comparison would reject or widen for.
+func TestPropertyFitsAgreesWithCompare(t *testing.T) {
+	levels := []ChangeLevel{ChangeNone, ChangeArrayLength, ChangeArrayElements, ChangeType, ChangeStructural}
+	fitted, refused := 0, 0
+	for _, seed := range propertySeeds(t, 300) {
+		m := modelOf(t, genDocs(seed, 5))
+		for _, d := range genDocs(seed+1000, 6) {
+			ok, err := m.fits([]byte(d), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				refused++
+				continue
+			}
+			fitted++
+			for _, l := range levels {
+				if w, err := m.compare([]byte(d), l, Limits{}); err != nil || w != nil {
+					t.Fatalf("seed %d level %q: fits, but compare says widened=%v err=%v\ndoc %s\nmodel %s", seed, l, w != nil, err, d, export(m))
+				}
+			}
+		}
+	}
+	t.Logf("fitted %d, refused %d", fitted, refused)
+	if fitted == 0 || refused == 0 {
+		t.Fatalf("fitted %d, refused %d: the property is vacuous", fitted, refused)
+	}
+}

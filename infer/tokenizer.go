@@ -2,6 +2,7 @@ package infer
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	"svc/apierr"
@@ -39,11 +40,15 @@ const (
 // their quotes, still escaped when escaped is set), so nothing is allocated
 // per token; the container stack is reused across documents.
 type tokenizer struct {
-	data      []byte
-	pos       int
-	state     uint8
-	stack     []byte // '{' or '[' per open container
-	escaped   bool   // the last string or key holds backslash escapes
+	data    []byte
+	pos     int
+	state   uint8
+	stack   []byte // '{' or '[' per open container
+	escaped bool   // the last string or key holds backslash escapes
+	// tape, when non-nil, receives the end offset of every string (its
+	// closing quote, with tapeEscaped set when it holds escapes) and number,
+	// in document order, so a second pass need not scan them again.
+	tape      *[]uint32
 	maxDepth  int
 	maxNumber int
 	maxString int
@@ -62,7 +67,16 @@ func (t *tokenizer) reset(data []byte, lim Limits) {
 	t.maxNumber = lim.MaxNumberDigits
 	t.maxString = lim.MaxStringBytes
 	t.trusted = false
+	t.tape = nil
 }
+
+// Tape entries keep an offset in the low 30 bits. tapeEscaped flags a
+// string holding escapes; tapeDotted, set by the validation pass, a member
+// name holding a dot.
+const (
+	tapeEscaped = 1 << 31
+	tapeDotted  = 1 << 30
+)
 
 // depth is the number of open containers.
 func (t *tokenizer) depth() int { return len(t.stack) }
@@ -244,6 +258,9 @@ func (t *tokenizer) number() (tokenKind, []byte, error) {
 	}
 	t.pos = i
 	t.afterValue()
+	if t.tape != nil {
+		*t.tape = append(*t.tape, uint32(i))
+	}
 	return tokNumber, d[start:i], nil
 }
 
@@ -268,7 +285,10 @@ func (t *tokenizer) str() ([]byte, error) {
 		// backslash, control character or non-ASCII byte.
 		for i+8 <= len(d) {
 			v := binary.LittleEndian.Uint64(d[i:])
-			if (hasLess(v, 0x20)|hasZero(v^0x2222222222222222)|hasZero(v^0x5C5C5C5C5C5C5C5C)|v)&0x8080808080808080 != 0 {
+			if m := (hasLess(v, 0x20) | hasZero(v^0x2222222222222222) | hasZero(v^0x5C5C5C5C5C5C5C5C) | v) & 0x8080808080808080; m != 0 {
+				// The lowest flagged byte is exact (borrows only run
+				// upwards): jump straight to it.
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -287,6 +307,13 @@ func (t *tokenizer) str() ([]byte, error) {
 				return nil, limitError("MaxStringBytes", t.maxString, "string length")
 			}
 			t.pos = i + 1
+			if t.tape != nil {
+				e := uint32(i)
+				if t.escaped {
+					e |= tapeEscaped
+				}
+				*t.tape = append(*t.tape, e)
+			}
 			return d[start:i], nil
 		case c == '\\':
 			t.escaped = true

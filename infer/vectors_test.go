@@ -46,6 +46,7 @@ func TestVectors(t *testing.T) {
 	if len(vs) != 43 {
 		t.Fatalf("vector file holds %d vectors, want 43", len(vs))
 	}
+	sv := simpleViewSchema(t)
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
 			m := NewModel()
@@ -58,6 +59,9 @@ func TestVectors(t *testing.T) {
 			want := compact(t, v.Expect)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("export mismatch\n got: %s\nwant: %s", got, want)
+			}
+			if err := validateJSON(t, sv, got); err != nil {
+				t.Fatalf("export violates the spec 4.6 schema: %v", err)
 			}
 			back, err := ParseSimpleView(got, Limits{})
 			if err != nil {

@@ -226,3 +226,28 @@ func TestEntityCounterHook(t *testing.T) {
 		}
 	})
 }
+
+// Two services over one store stand for two nodes: a widening made by one
+// is seen by the other, whose cached model is older than the record.
+func TestAdmitSeesAnotherNodesWidening(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, store storage.Models) {
+		n1, n2 := New(store, nil), New(store, nil)
+		k := storage.ModelKey{Name: "shared", Version: 1}
+		mustImport(t, n1, "A", k, `{"a":"x"}`)
+		n1.SetChangeLevel(ctxb, "A", k, "STRUCTURAL")
+		n1.Lock(ctxb, "A", k)
+		if err := n2.Admit(ctxb, "A", k, [][]byte{[]byte(`{"a":"y"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := n1.Admit(ctxb, "A", k, [][]byte{[]byte(`{"b":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		n2.SetChangeLevel(ctxb, "A", k, "ARRAY_LENGTH") // n2 may not add fields now
+		if err := n2.Admit(ctxb, "A", k, [][]byte{[]byte(`{"b":2}`)}); err != nil {
+			t.Fatalf("node 2 does not know node 1's field b: %v", err)
+		}
+		if err := n2.Admit(ctxb, "A", k, [][]byte{[]byte(`{"c":2}`)}); err == nil {
+			t.Fatal("node 2 still admits new fields after the level dropped")
+		}
+	})
+}

@@ -20,3 +20,13 @@ type parsedCache struct{ m sync.Map } // cacheKey → *parsed
 func (c *parsedCache) forget(tenant string, key storage.ModelKey) {
 	c.m.Delete(cacheKey{tenant, key})
 }
+
+// advance carries a cached model over a write that left the schema as it
+// was (lock, unlock, change level, unique keys), so the model decoded or
+// built before the write keeps serving.
+func (c *parsedCache) advance(tenant string, key storage.ModelKey, from, to int64) {
+	ck := cacheKey{tenant, key}
+	if v, ok := c.m.Load(ck); ok && v.(*parsed).rev == from {
+		c.m.CompareAndSwap(ck, v, &parsed{rev: to, model: v.(*parsed).model})
+	}
+}

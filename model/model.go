@@ -5,6 +5,7 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -174,6 +175,7 @@ func (s *Service) update(ctx context.Context, tenant string, key storage.ModelKe
 		if err != nil {
 			return nil, err
 		}
+		rev, schema := m.Revision, m.Schema
 		if err := change(m); err != nil {
 			if errors.Is(err, errUnchanged) {
 				return m, nil
@@ -182,6 +184,9 @@ func (s *Service) update(ctx context.Context, tenant string, key storage.ModelKe
 		}
 		err = s.store.PutModel(ctx, m)
 		if err == nil {
+			if bytes.Equal(schema, m.Schema) {
+				s.cache.advance(tenant, key, rev, m.Revision)
+			}
 			return m, nil
 		}
 		if !errors.Is(err, storage.ErrConflict) || attempt+1 >= s.maxRetries {

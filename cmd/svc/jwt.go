@@ -36,6 +36,8 @@ func startJWT(ctx context.Context, cfg *config.Config, st storage.IAMStores, ext
 	if err != nil {
 		return nil, err
 	}
+	// Tokens of a former signing key live out their lifetime, no longer.
+	keys.PreviousBootstrapGrace = time.Duration(cfg.JWTExpirySeconds) * time.Second
 	if err := keys.Bootstrap(ctx); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,10 @@ type part struct {
 	recs   map[[16]byte]*rec // every entity ever created, for as-at reads
 	live   map[[16]byte]*rec
 	states map[string]int64
+	// sorted caches the live records in id order for paging; writers that
+	// change the live set clear it under the write lock, readers rebuild it
+	// under the read lock (the live set cannot change meanwhile).
+	sorted atomic.Pointer[[]*rec]
 }
 
 // rec is one entity; revs is guarded by its partition's lock. A rec with no
@@ -251,7 +255,11 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		r.revs = append(r.revs, nr)
 		if w.Delete {
 			delete(p.live, r.id)
+			p.sorted.Store(nil)
 		} else {
+			if len(r.revs) == 1 {
+				p.sorted.Store(nil)
+			}
 			p.live[r.id] = r
 			p.states[nr.state]++
 		}
@@ -380,6 +388,20 @@ func (s *Entities) List(_ context.Context, tenant string, model storage.ModelKey
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	if at == nil {
+		// Current pages come from the cached id order: paging a large
+		// model does not sort it again for every page.
+		rs := p.liveSorted()
+		if offset >= len(rs) {
+			return []*storage.Entity{}, nil
+		}
+		rs = rs[offset:min(len(rs), offset+limit)]
+		out := make([]*storage.Entity, len(rs))
+		for i, r := range rs {
+			out[i] = r.entity(len(r.revs) - 1)
+		}
+		return out, nil
+	}
 	rs, idx := p.snapshot(at)
 	order := make([]int, len(rs))
 	for i := range order {
@@ -398,6 +420,21 @@ func (s *Entities) List(_ context.Context, tenant string, model storage.ModelKey
 		out[i] = rs[o].entity(idx[o])
 	}
 	return out, nil
+}
+
+// liveSorted returns the live records in id order; the caller holds the
+// read lock.
+func (p *part) liveSorted() []*rec {
+	if c := p.sorted.Load(); c != nil {
+		return *c
+	}
+	rs := make([]*rec, 0, len(p.live))
+	for _, r := range p.live {
+		rs = append(rs, r)
+	}
+	sort.Slice(rs, func(a, b int) bool { return bytes.Compare(rs[a].id[:], rs[b].id[:]) < 0 })
+	p.sorted.Store(&rs)
+	return rs
 }
 
 func (s *Entities) Scan(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, fn func(*storage.Entity) error) error {
@@ -441,6 +478,7 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		delete(p.live, id)
 	}
 	clear(p.states)
+	p.sorted.Store(nil)
 	return n, time.Unix(0, at).UTC(), nil
 }
 

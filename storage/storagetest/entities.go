@@ -296,6 +296,18 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 		if n, _, _ := s.DeleteModel(ctx, "t1", m, newID(t), "u9"); n != 0 {
 			t.Errorf("second delete removed %d", n)
 		}
+		// A page read before a write never hides the write from the next read.
+		tx, _ := create(t, s, "t1", m, `{"after":1}`)
+		if l, _ := s.List(ctx, "t1", m, nil, 0, 100); len(l) != 1 || l[0].ID != tx.Writes[0].ID {
+			t.Errorf("list after a new create: %d", len(l))
+		}
+		dtx := &storage.Tx{Tenant: "t1", ID: newID(t), Writes: []storage.Write{{ID: tx.Writes[0].ID, Delete: true, ExpectVersion: 1}}}
+		if _, err := s.Commit(ctx, dtx); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := s.List(ctx, "t1", m, nil, 0, 100); len(l) != 0 {
+			t.Errorf("list after a delete: %d", len(l))
+		}
 	})
 
 	t.Run("tenant isolation", func(t *testing.T) {
