@@ -15,7 +15,7 @@ import (
 const (
 	hdrRequestID = "X-Request-ID"
 	// principalKey is the user-value key of the request's principal.
-	principalKey = "svc.principal"
+	principalKey = iam.PrincipalKey
 )
 
 func initRequestIDPrefix(p *[8]byte) {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -84,5 +87,83 @@ func TestServeRefusesABusyGRPCPort(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "SVC_GRPC_PORT") {
 		t.Fatalf("stderr does not name SVC_GRPC_PORT: %q", stderr.String())
+	}
+}
+
+// TestServeWorkflowProcessorOverGRPC drives the wiring end to end on the
+// real binary: a model with an imported workflow whose automated
+// transition runs a SYNC processor; without a member the create is 503
+// NO_COMPUTE_MEMBER_FOR_TAG, with svc's member client joined over gRPC the
+// processor's data is stored and the entity reaches the next state.
+func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
+	bin := svcBinary(t)
+	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
+	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
+		fmt.Sprintf("SVC_GRPC_PORT=%d", grpcPort), "SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=error")
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	waitReady(t, adminPort)
+	base := fmt.Sprintf("http://127.0.0.1:%d/api", httpPort)
+	call := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/model/import/JSON/SAMPLE_DATA/order/1", `{"amount":1}`},
+		{"PUT", "/model/order/1/lock", ""},
+		{"POST", "/model/order/1/workflow/import", `{"workflows":[{"version":"1.3","name":"w","initialState":"NEW","states":{
+		  "NEW":{"transitions":[{"name":"process","next":"DONE","manual":false,
+		    "processors":[{"name":"enrich","executionMode":"SYNC","config":{"calculationNodesTags":"calc","responseTimeoutMs":5000}}]}]},
+		  "DONE":{}}}]}`},
+	} {
+		if code, body := call(c.method, c.path, c.body); code != 200 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, code, body)
+		}
+	}
+	if code, body := call("POST", "/entity/JSON/order/1", `{"amount":1}`); code != 503 || !strings.Contains(body, "NO_COMPUTE_MEMBER_FOR_TAG") {
+		t.Fatalf("create without a member: %d %s", code, body)
+	}
+
+	m, err := member.Connect(context.Background(), member.Config{Endpoint: fmt.Sprintf("127.0.0.1:%d", grpcPort), Tags: []string{"calc"},
+		Log: slog.New(slog.DiscardHandler)}, member.Handlers{
+		Processor: func(_ context.Context, c *member.Call) (json.RawMessage, error) {
+			if c.Request.ProcessorName != "enrich" || c.AuthType == "" {
+				return nil, fmt.Errorf("unexpected call %s by %q", c.Request.ProcessorName, c.AuthType)
+			}
+			return json.RawMessage(`{"amount":2}`), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	code, body := call("POST", "/entity/JSON/order/1", `{"amount":1}`)
+	if code != 200 {
+		t.Fatalf("create with a member: %d %s", code, body)
+	}
+	var created []struct {
+		EntityIDs []string `json:"entityIds"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); err != nil || len(created) != 1 || len(created[0].EntityIDs) != 1 {
+		t.Fatalf("create response %s (%v)", body, err)
+	}
+	code, body = call("GET", "/entity/"+created[0].EntityIDs[0], "")
+	var got struct {
+		Data json.RawMessage `json:"data"`
+		Meta struct {
+			State string `json:"state"`
+		} `json:"meta"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.Meta.State != "DONE" || string(got.Data) != `{"amount":2}` {
+		t.Fatalf("entity after the processor: %d %s", code, body)
 	}
 }

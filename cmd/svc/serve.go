@@ -16,6 +16,7 @@ import (
 	"svc/fast"
 	"svc/help"
 	"svc/model"
+	"svc/workflow"
 )
 
 func serve() int {
@@ -34,8 +35,12 @@ func serve() int {
 	// The entity service gates writes through modelSvc (Admit) and must
 	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
 	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
+	// The workflow engine's dispatcher is the compute server, set once it
+	// listens (below), before the first request.
+	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
-		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON))
+		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON),
+		entity.WithWorkflow(entity.NewEngineWorkflow(engine)))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {
@@ -80,6 +85,7 @@ func serve() int {
 		return 1
 	}
 	defer grpcSrv.Stop()
+	engine.Dispatcher = grpcSrv
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)

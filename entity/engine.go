@@ -1,0 +1,103 @@
+package entity
+
+import (
+	"bytes"
+	"context"
+
+	"svc/iam"
+	"svc/storage"
+	"svc/workflow"
+)
+
+// EngineWorkflow is the Workflow of imported workflows: the workflow
+// engine (selection by criterion, automated cascades bounded by
+// SVC_MAX_STATE_VISITS, named transitions, criteria, processors on compute
+// members) over the model's stored workflow set, compiled once per model
+// revision. A model without imported workflows takes DefaultWorkflow's
+// path, which behaves the same without the engine's cost.
+//
+// What this seam does not carry yet: the entity id and transaction id
+// (criteria and members see them empty), the engine's audit events (no
+// audit store in storage.Tx) and scheduled transitions (no scheduler).
+type EngineWorkflow struct {
+	Engine *workflow.Engine
+	Sets   *workflow.SetCache
+}
+
+// NewEngineWorkflow runs e over a fresh compiled-set cache.
+func NewEngineWorkflow(e *workflow.Engine) *EngineWorkflow {
+	return &EngineWorkflow{Engine: e, Sets: workflow.NewSetCache(0)}
+}
+
+func imported(m *storage.Model) bool { return len(bytes.TrimSpace(m.Workflows)) != 0 }
+
+func (w *EngineWorkflow) set(tenant string, m *storage.Model) (*workflow.Set, error) {
+	return w.Sets.Get(tenant, m.Key.Name, m.Key.Version, m.Revision, m.Workflows)
+}
+
+// run is the engine's view of the entity. The principal of the request
+// (kept on the context by the HTTP layer) is who processors act for.
+func run(ctx context.Context, tenant string, m *storage.Model, state string, data []byte) *workflow.Run {
+	r := &workflow.Run{Tenant: tenant, Entity: &workflow.Entity{
+		Meta: workflow.Meta{ModelName: m.Key.Name, ModelVersion: m.Key.Version, State: state}, Data: data}}
+	if p := iam.PrincipalFrom(ctx); p != nil {
+		r.Auth = workflow.Auth{Kind: p.Kind, ID: p.UserID, Roles: p.Roles}
+	}
+	return r
+}
+
+// OnCreate implements Workflow.
+func (w *EngineWorkflow) OnCreate(ctx context.Context, tenant string, m *storage.Model, data []byte) (string, []byte, error) {
+	if !imported(m) {
+		return DefaultWorkflow{}.OnCreate(ctx, tenant, m, data)
+	}
+	set, err := w.set(tenant, m)
+	if err != nil {
+		return "", nil, err
+	}
+	r := run(ctx, tenant, m, "", data)
+	out, err := w.Engine.Create(ctx, set, r)
+	if err != nil {
+		return "", nil, err
+	}
+	return out.State, r.Entity.Data, nil
+}
+
+// OnUpdate implements Workflow: the loopback when transition is "", else
+// the named transition, then the cascade.
+func (w *EngineWorkflow) OnUpdate(ctx context.Context, tenant string, m *storage.Model, state, transition string, data []byte) (string, []byte, error) {
+	if !imported(m) {
+		return DefaultWorkflow{}.OnUpdate(ctx, tenant, m, state, transition, data)
+	}
+	set, err := w.set(tenant, m)
+	if err != nil {
+		return "", nil, err
+	}
+	r := run(ctx, tenant, m, state, data)
+	var out *workflow.Outcome
+	if transition == "" {
+		out, err = w.Engine.Loopback(ctx, set, r)
+	} else {
+		out, err = w.Engine.Transition(ctx, set, r, transition)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return out.State, r.Entity.Data, nil
+}
+
+// Transitions implements Workflow: the fireable transitions of state in
+// the first active workflow that declares it.
+func (w *EngineWorkflow) Transitions(ctx context.Context, tenant string, m *storage.Model, state string) ([]string, error) {
+	if !imported(m) {
+		return DefaultWorkflow{}.Transitions(ctx, tenant, m, state)
+	}
+	set, err := w.set(tenant, m)
+	if err != nil {
+		return nil, err
+	}
+	if ts := set.Transitions(state); ts != nil {
+		return ts, nil
+	}
+	return []string{}, nil
+}

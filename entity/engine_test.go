@@ -1,0 +1,110 @@
+package entity
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"svc/apierr"
+	"svc/iam"
+	"svc/model"
+	"svc/storage"
+	"svc/storage/memory"
+	"svc/workflow"
+)
+
+// TestEngineWorkflowDrivesEntities runs entity writes through imported
+// workflows on the real engine and condition language: selection and an
+// automated cascade by criterion at create, a processor (local dispatcher)
+// rewriting data and seeing the request's principal, named transitions and
+// their errors, the loopback, and the transitions list.
+func TestEngineWorkflowDrivesEntities(t *testing.T) {
+	ctx := context.WithValue(context.Background(), iam.PrincipalKey,
+		&iam.Principal{Kind: "user", UserID: "u1", TenantID: "A", Roles: []string{"ROLE_USER"}})
+	ms, es := memory.NewModels(), memory.NewEntities()
+	msvc := model.New(ms, nil)
+	key := storage.ModelKey{Name: "order", Version: 1}
+	if err := ms.PutModel(ctx, &storage.Model{Tenant: "A", Key: key, State: "LOCKED",
+		Schema: []byte(`{"$":{".amount":"INTEGER",".note":"STRING"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	d := workflow.NewLocalDispatcher()
+	var auth workflow.Auth
+	d.Processor("stamp", func(_ context.Context, c *workflow.ProcessorCall) (*workflow.ProcessorResult, error) {
+		auth = c.Auth
+		return &workflow.ProcessorResult{Success: true, Data: []byte(`{"amount":1000,"note":"approved"}`)}, nil
+	})
+	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Dispatcher: d, Log: slog.New(slog.DiscardHandler)}
+	svc := New(es, ms, GateOf(msvc), WithWorkflow(NewEngineWorkflow(eng)))
+	a := Actor{Tenant: "A", User: "u1"}
+
+	create := func(body string) *storage.Entity {
+		t.Helper()
+		res, err := svc.Create(ctx, a, key, "JSON", []byte(body), 100)
+		if err != nil {
+			t.Fatalf("create %s: %v", body, err)
+		}
+		e, err := svc.Get(ctx, "A", res.Chunks[0].IDs[0], nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	// No workflows imported: the default lifecycle.
+	if e := create(`{"amount":5}`); e.State != StateCreated {
+		t.Fatalf("default workflow state %s", e.State)
+	}
+
+	if err := msvc.ImportWorkflows(ctx, "A", key, []byte(`{"workflows":[{"version":"1.3","name":"orders","initialState":"NEW","states":{
+	  "NEW":{"transitions":[
+	    {"name":"bigOrder","next":"REVIEW","manual":false,"criterion":{"type":"simple","jsonPath":"$.amount","operatorType":"GREATER_OR_EQUAL","value":100}},
+	    {"name":"smallOrder","next":"APPROVED","manual":false}]},
+	  "REVIEW":{"transitions":[
+	    {"name":"approve","next":"APPROVED","manual":true,"processors":[{"name":"stamp","executionMode":"SYNC"}]},
+	    {"name":"reject","next":"REJECTED","manual":true,"criterion":{"type":"simple","jsonPath":"$.note","operatorType":"IS_NULL"}}]},
+	  "APPROVED":{},"REJECTED":{}}}]}`), slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if e := create(`{"amount":5}`); e.State != "APPROVED" {
+		t.Fatalf("small order state %s", e.State)
+	}
+	big := create(`{"amount":500}`)
+	if big.State != "REVIEW" {
+		t.Fatalf("big order state %s", big.State)
+	}
+	if ts, err := svc.Transitions(ctx, "A", big.ID, nil, nil); err != nil || strings.Join(ts, ",") != "approve,reject" {
+		t.Fatalf("transitions in REVIEW: %v %v", ts, err)
+	}
+
+	// Loopback keeps REVIEW (no automated transition there).
+	if _, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":600}`), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Unknown transition: 400 TRANSITION_NOT_FOUND; criterion false: WORKFLOW_FAILED.
+	_, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":600}`), "ship", "")
+	if e, ok := apierr.As(err); !ok || e.Code != workflow.CodeTransitionNotFound {
+		t.Fatalf("unknown transition: %v", err)
+	}
+	_, err = svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":600,"note":"x"}`), "reject", "")
+	if e, ok := apierr.As(err); !ok || e.Code != workflow.CodeWorkflowFailed || !strings.Contains(e.Message, "criterion not matched") {
+		t.Fatalf("reject with a note: %v", err)
+	}
+	if e, _ := svc.Get(ctx, "A", big.ID, nil, nil); e.State != "REVIEW" || string(e.Data) != `{"amount":600}` {
+		t.Fatalf("failed transitions changed the entity: %s %s", e.State, e.Data)
+	}
+	// approve runs the processor, whose data is stored.
+	if _, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":700}`), "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := svc.Get(ctx, "A", big.ID, nil, nil)
+	if e.State != "APPROVED" || string(e.Data) != `{"amount":1000,"note":"approved"}` || e.Transition != "approve" {
+		t.Fatalf("after approve: %s %s %q", e.State, e.Data, e.Transition)
+	}
+	if auth.Kind != "user" || auth.ID != "u1" || len(auth.Roles) != 1 {
+		t.Fatalf("processor saw principal %+v", auth)
+	}
+	if ts, err := svc.Transitions(ctx, "A", big.ID, nil, nil); err != nil || len(ts) != 0 {
+		t.Fatalf("transitions in APPROVED: %v %v", ts, err)
+	}
+}
