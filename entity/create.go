@@ -165,14 +165,14 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
 	ids := make([][16]byte, len(items))
 	for i, it := range items {
-		state, data, err := s.wf.OnCreate(ctx, a.Tenant, it.model, it.data)
+		if ids[i], err = newTimeID(); err != nil {
+			return Chunk{}, err
+		}
+		state, data, err := s.onCreate(ctx, a.Tenant, it.model, ids[i], txID, it.data)
 		if err != nil {
 			if prefix {
 				err = itemErr(base+i, err)
 			}
-			return Chunk{}, err
-		}
-		if ids[i], err = newTimeID(); err != nil {
 			return Chunk{}, err
 		}
 		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: state, Data: data, Transition: "loopback"}

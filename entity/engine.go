@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/google/uuid"
+
 	"svc/iam"
 	"svc/storage"
 	"svc/workflow"
@@ -16,9 +18,11 @@ import (
 // revision. A model without imported workflows takes DefaultWorkflow's
 // path, which behaves the same without the engine's cost.
 //
-// What this seam does not carry yet: the entity id and transaction id
-// (criteria and members see them empty), the engine's audit events (no
-// audit store in storage.Tx) and scheduled transitions (no scheduler).
+// It also takes the entity's id (and on create the transaction id), see
+// identifiedWorkflow. What the seam does not carry yet: the transaction id
+// of an update (its transaction begins after the engine ran), the engine's
+// audit events (no audit store in storage.Tx) and scheduled transitions
+// (no scheduler).
 type EngineWorkflow struct {
 	Engine *workflow.Engine
 	Sets   *workflow.SetCache
@@ -37,17 +41,52 @@ func (w *EngineWorkflow) set(tenant string, m *storage.Model) (*workflow.Set, er
 
 // run is the engine's view of the entity. The principal of the request
 // (kept on the context by the HTTP layer) is who processors act for.
-func run(ctx context.Context, tenant string, m *storage.Model, state string, data []byte) *workflow.Run {
+func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state string, data []byte) *workflow.Run {
 	r := &workflow.Run{Tenant: tenant, Entity: &workflow.Entity{
 		Meta: workflow.Meta{ModelName: m.Key.Name, ModelVersion: m.Key.Version, State: state}, Data: data}}
+	if id != ([16]byte{}) {
+		r.Entity.Meta.ID = uuid.UUID(id).String()
+	}
+	if txID != ([16]byte{}) {
+		r.TransactionID = uuid.UUID(txID).String()
+		r.Entity.Meta.TransactionID = r.TransactionID
+	}
 	if p := iam.PrincipalFrom(ctx); p != nil {
 		r.Auth = workflow.Auth{Kind: p.Kind, ID: p.UserID, Roles: p.Roles}
 	}
 	return r
 }
 
-// OnCreate implements Workflow.
+// identifiedWorkflow is a Workflow that also wants the entity's id and the
+// writing transaction's id (zero when not known yet), for criteria on them
+// and for compute-member requests. The service prefers it when the
+// configured Workflow implements it.
+type identifiedWorkflow interface {
+	OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error)
+	OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error)
+}
+
+func (s *Service) onCreate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error) {
+	if w, ok := s.wf.(identifiedWorkflow); ok {
+		return w.OnCreateEntity(ctx, tenant, m, id, txID, data)
+	}
+	return s.wf.OnCreate(ctx, tenant, m, data)
+}
+
+func (s *Service) onUpdate(ctx context.Context, tenant string, m *storage.Model, id [16]byte, state, transition string, data []byte) (string, []byte, error) {
+	if w, ok := s.wf.(identifiedWorkflow); ok {
+		return w.OnUpdateEntity(ctx, tenant, m, id, [16]byte{}, state, transition, data)
+	}
+	return s.wf.OnUpdate(ctx, tenant, m, state, transition, data)
+}
+
+// OnCreate implements Workflow (no id known).
 func (w *EngineWorkflow) OnCreate(ctx context.Context, tenant string, m *storage.Model, data []byte) (string, []byte, error) {
+	return w.OnCreateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, data)
+}
+
+// OnCreateEntity implements identifiedWorkflow.
+func (w *EngineWorkflow) OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error) {
 	if !imported(m) {
 		return DefaultWorkflow{}.OnCreate(ctx, tenant, m, data)
 	}
@@ -55,7 +94,7 @@ func (w *EngineWorkflow) OnCreate(ctx context.Context, tenant string, m *storage
 	if err != nil {
 		return "", nil, err
 	}
-	r := run(ctx, tenant, m, "", data)
+	r := run(ctx, tenant, m, id, txID, "", data)
 	out, err := w.Engine.Create(ctx, set, r)
 	if err != nil {
 		return "", nil, err
@@ -63,9 +102,14 @@ func (w *EngineWorkflow) OnCreate(ctx context.Context, tenant string, m *storage
 	return out.State, r.Entity.Data, nil
 }
 
-// OnUpdate implements Workflow: the loopback when transition is "", else
-// the named transition, then the cascade.
+// OnUpdate implements Workflow (no id known).
 func (w *EngineWorkflow) OnUpdate(ctx context.Context, tenant string, m *storage.Model, state, transition string, data []byte) (string, []byte, error) {
+	return w.OnUpdateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, state, transition, data)
+}
+
+// OnUpdateEntity implements identifiedWorkflow: the loopback when
+// transition is "", else the named transition, then the cascade.
+func (w *EngineWorkflow) OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error) {
 	if !imported(m) {
 		return DefaultWorkflow{}.OnUpdate(ctx, tenant, m, state, transition, data)
 	}
@@ -73,7 +117,7 @@ func (w *EngineWorkflow) OnUpdate(ctx context.Context, tenant string, m *storage
 	if err != nil {
 		return "", nil, err
 	}
-	r := run(ctx, tenant, m, state, data)
+	r := run(ctx, tenant, m, id, txID, state, data)
 	var out *workflow.Outcome
 	if transition == "" {
 		out, err = w.Engine.Loopback(ctx, set, r)

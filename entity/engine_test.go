@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"svc/apierr"
 	"svc/iam"
 	"svc/model"
@@ -31,8 +33,9 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	}
 	d := workflow.NewLocalDispatcher()
 	var auth workflow.Auth
+	var seenID string
 	d.Processor("stamp", func(_ context.Context, c *workflow.ProcessorCall) (*workflow.ProcessorResult, error) {
-		auth = c.Auth
+		auth, seenID = c.Auth, c.Meta.ID
 		return &workflow.ProcessorResult{Success: true, Data: []byte(`{"amount":1000,"note":"approved"}`)}, nil
 	})
 	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Dispatcher: d, Log: slog.New(slog.DiscardHandler)}
@@ -103,6 +106,9 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	}
 	if auth.Kind != "user" || auth.ID != "u1" || len(auth.Roles) != 1 {
 		t.Fatalf("processor saw principal %+v", auth)
+	}
+	if seenID != uuid.UUID(big.ID).String() {
+		t.Fatalf("processor saw entity id %q, want %s", seenID, uuid.UUID(big.ID))
 	}
 	if ts, err := svc.Transitions(ctx, "A", big.ID, nil, nil); err != nil || len(ts) != 0 {
 		t.Fatalf("transitions in APPROVED: %v %v", ts, err)

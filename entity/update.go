@@ -55,7 +55,7 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, transi
 	if err != nil {
 		return storage.Write{}, err
 	}
-	state, out, err := s.wf.OnUpdate(ctx, a.Tenant, m, e.State, transition, data)
+	state, out, err := s.onUpdate(ctx, a.Tenant, m, e.ID, e.State, transition, data)
 	if err != nil {
 		return storage.Write{}, err
 	}

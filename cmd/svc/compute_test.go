@@ -134,12 +134,15 @@ func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
 		t.Fatalf("create without a member: %d %s", code, body)
 	}
 
+	seen := make(chan string, 1)
 	m, err := member.Connect(context.Background(), member.Config{Endpoint: fmt.Sprintf("127.0.0.1:%d", grpcPort), Tags: []string{"calc"},
 		Log: slog.New(slog.DiscardHandler)}, member.Handlers{
 		Processor: func(_ context.Context, c *member.Call) (json.RawMessage, error) {
-			if c.Request.ProcessorName != "enrich" || c.AuthType == "" {
-				return nil, fmt.Errorf("unexpected call %s by %q", c.Request.ProcessorName, c.AuthType)
+			if c.Request.ProcessorName != "enrich" || c.AuthType == "" || c.Request.EntityID == "" || c.Request.TransactionID == "" {
+				return nil, fmt.Errorf("unexpected call %s by %q for entity %q in transaction %q",
+					c.Request.ProcessorName, c.AuthType, c.Request.EntityID, c.Request.TransactionID)
 			}
+			seen <- c.Request.EntityID + " " + c.Request.TransactionID
 			return json.RawMessage(`{"amount":2}`), nil
 		}})
 	if err != nil {
@@ -151,10 +154,15 @@ func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
 		t.Fatalf("create with a member: %d %s", code, body)
 	}
 	var created []struct {
-		EntityIDs []string `json:"entityIds"`
+		TransactionID string   `json:"transactionId"`
+		EntityIDs     []string `json:"entityIds"`
 	}
 	if err := json.Unmarshal([]byte(body), &created); err != nil || len(created) != 1 || len(created[0].EntityIDs) != 1 {
 		t.Fatalf("create response %s (%v)", body, err)
+	}
+	// The member was asked about this entity in this transaction.
+	if got, want := <-seen, created[0].EntityIDs[0]+" "+created[0].TransactionID; got != want {
+		t.Fatalf("processor request for %q, want %q", got, want)
 	}
 	code, body = call("GET", "/entity/"+created[0].EntityIDs[0], "")
 	var got struct {
