@@ -36,7 +36,7 @@ func NewEngineWorkflow(e *workflow.Engine) *EngineWorkflow {
 func imported(m *storage.Model) bool { return len(bytes.TrimSpace(m.Workflows)) != 0 }
 
 func (w *EngineWorkflow) set(tenant string, m *storage.Model) (*workflow.Set, error) {
-	return w.Sets.Get(tenant, m.Key.Name, m.Key.Version, m.Revision, m.Workflows)
+	return w.Sets.GetCreated(tenant, m.Key.Name, m.Key.Version, m.CreatedAt.UnixNano(), m.Revision, m.Workflows)
 }
 
 // run is the engine's view of the entity. The principal of the request

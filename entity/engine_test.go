@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -112,5 +113,37 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	}
 	if ts, err := svc.Transitions(ctx, "A", big.ID, nil, nil); err != nil || len(ts) != 0 {
 		t.Fatalf("transitions in APPROVED: %v %v", ts, err)
+	}
+}
+
+// TestEngineWorkflowRecreatedModel: a model deleted and created again
+// reaches the same revision with other workflows; entities follow the new
+// ones, not a cached compile of the old.
+func TestEngineWorkflowRecreatedModel(t *testing.T) {
+	ctx := context.Background()
+	ms, es := memory.NewModels(), memory.NewEntities()
+	msvc := model.New(ms, nil)
+	svc := New(es, ms, GateOf(msvc), WithWorkflow(NewEngineWorkflow(&workflow.Engine{Log: slog.New(slog.DiscardHandler)})))
+	key := storage.ModelKey{Name: "m", Version: 1}
+	for _, final := range []string{"FIRST", "SECOND"} {
+		if err := ms.PutModel(ctx, &storage.Model{Tenant: "A", Key: key, State: "LOCKED", Schema: []byte(`{"$":{".a":"INTEGER"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		body := `{"workflows":[{"version":"1.3","name":"w","initialState":"` + final + `","states":{"` + final + `":{}}}]}`
+		if err := msvc.ImportWorkflows(ctx, "A", key, []byte(body), slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Create(ctx, Actor{Tenant: "A"}, key, "JSON", []byte(`{"a":1}`), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := svc.Get(ctx, "A", res.Chunks[0].IDs[0], nil, nil)
+		if e.State != final {
+			t.Fatalf("entity in %s, want %s", e.State, final)
+		}
+		if err := ms.DeleteModel(ctx, "A", key); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // a distinct creation instant
 	}
 }

@@ -19,6 +19,7 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
+	created  int64
 	revision int64
 	set      *Set
 }
@@ -34,11 +35,19 @@ func NewSetCache(max int) *SetCache {
 // Get returns the compiled set of a model's stored workflows at revision,
 // compiling stored on a miss.
 func (c *SetCache) Get(tenant, model string, version int, revision int64, stored []byte) (*Set, error) {
+	return c.GetCreated(tenant, model, version, 0, revision, stored)
+}
+
+// GetCreated is Get for a model identified also by its creation instant
+// (storage.Model.CreatedAt in Unix nanoseconds): a model deleted and
+// created again restarts its revisions, so the revision alone could match
+// the compiled set of its predecessor.
+func (c *SetCache) GetCreated(tenant, model string, version int, created, revision int64, stored []byte) (*Set, error) {
 	key := cacheKey{tenant, model, version}
 	c.mu.RLock()
 	e, ok := c.entries[key]
 	c.mu.RUnlock()
-	if ok && e.revision == revision {
+	if ok && e.revision == revision && e.created == created {
 		return e.set, nil
 	}
 	set, err := CompileStored(stored)
@@ -52,7 +61,7 @@ func (c *SetCache) Get(tenant, model string, version int, revision int64, stored
 			break
 		}
 	}
-	c.entries[key] = cacheEntry{revision: revision, set: set}
+	c.entries[key] = cacheEntry{created: created, revision: revision, set: set}
 	c.mu.Unlock()
 	return set, nil
 }

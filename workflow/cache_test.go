@@ -79,3 +79,20 @@ func BenchmarkCompileStored(b *testing.B) {
 		}
 	}
 }
+
+// A model deleted and created again restarts its revisions: the creation
+// instant tells the new model's workflows from its predecessor's.
+func TestSetCacheRecreatedModel(t *testing.T) {
+	c := NewSetCache(0)
+	v1 := storedOf(t, wf("one", "A", `{"A":{}}`))
+	v2 := storedOf(t, wf("two", "B", `{"B":{}}`))
+	if s, err := c.GetCreated("t", "m", 1, 100, 3, v1); err != nil || s.workflows[0].w.Name != "one" {
+		t.Fatal(err)
+	}
+	if s, _ := c.GetCreated("t", "m", 1, 100, 3, v2); s.workflows[0].w.Name != "one" {
+		t.Fatal("same model and revision recompiled")
+	}
+	if s, _ := c.GetCreated("t", "m", 1, 200, 3, v2); s.workflows[0].w.Name != "two" {
+		t.Fatal("recreated model at the same revision served its predecessor's workflows")
+	}
+}
