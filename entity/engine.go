@@ -18,11 +18,10 @@ import (
 // revision. A model without imported workflows takes DefaultWorkflow's
 // path, which behaves the same without the engine's cost.
 //
-// It also takes the entity's id (and on create the transaction id), see
-// identifiedWorkflow. What the seam does not carry yet: the transaction id
-// of an update (its transaction begins after the engine ran), the engine's
-// audit events (no audit store in storage.Tx) and scheduled transitions
-// (no scheduler).
+// It also takes the entity's id and the writing transaction's id, see
+// identifiedWorkflow. What the seam does not carry yet: the engine's audit
+// events (no audit store in storage.Tx) and scheduled transitions (no
+// scheduler).
 type EngineWorkflow struct {
 	Engine *workflow.Engine
 	Sets   *workflow.SetCache
@@ -73,9 +72,9 @@ func (s *Service) onCreate(ctx context.Context, tenant string, m *storage.Model,
 	return s.wf.OnCreate(ctx, tenant, m, data)
 }
 
-func (s *Service) onUpdate(ctx context.Context, tenant string, m *storage.Model, id [16]byte, state, transition string, data []byte) (string, []byte, error) {
+func (s *Service) onUpdate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error) {
 	if w, ok := s.wf.(identifiedWorkflow); ok {
-		return w.OnUpdateEntity(ctx, tenant, m, id, [16]byte{}, state, transition, data)
+		return w.OnUpdateEntity(ctx, tenant, m, id, txID, state, transition, data)
 	}
 	return s.wf.OnUpdate(ctx, tenant, m, state, transition, data)
 }

@@ -34,9 +34,9 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	}
 	d := workflow.NewLocalDispatcher()
 	var auth workflow.Auth
-	var seenID string
+	var seenID, seenTx string
 	d.Processor("stamp", func(_ context.Context, c *workflow.ProcessorCall) (*workflow.ProcessorResult, error) {
-		auth, seenID = c.Auth, c.Meta.ID
+		auth, seenID, seenTx = c.Auth, c.Meta.ID, c.TransactionID
 		return &workflow.ProcessorResult{Success: true, Data: []byte(`{"amount":1000,"note":"approved"}`)}, nil
 	})
 	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Dispatcher: d, Log: slog.New(slog.DiscardHandler)}
@@ -98,7 +98,8 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 		t.Fatalf("failed transitions changed the entity: %s %s", e.State, e.Data)
 	}
 	// approve runs the processor, whose data is stored.
-	if _, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":700}`), "approve", ""); err != nil {
+	txID, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":700}`), "approve", "")
+	if err != nil {
 		t.Fatal(err)
 	}
 	e, _ := svc.Get(ctx, "A", big.ID, nil, nil)
@@ -108,8 +109,8 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	if auth.Kind != "user" || auth.ID != "u1" || len(auth.Roles) != 1 {
 		t.Fatalf("processor saw principal %+v", auth)
 	}
-	if seenID != uuid.UUID(big.ID).String() {
-		t.Fatalf("processor saw entity id %q, want %s", seenID, uuid.UUID(big.ID))
+	if seenID != uuid.UUID(big.ID).String() || seenTx != uuid.UUID(txID).String() {
+		t.Fatalf("processor saw entity %q in transaction %q, want %s in %s", seenID, seenTx, uuid.UUID(big.ID), uuid.UUID(txID))
 	}
 	if ts, err := svc.Transitions(ctx, "A", big.ID, nil, nil); err != nil || len(ts) != 0 {
 		t.Fatalf("transitions in APPROVED: %v %v", ts, err)

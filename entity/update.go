@@ -42,7 +42,7 @@ func transitionName(t string) string {
 
 // revise validates data for e's model, runs the workflow and builds the
 // write; strict validation never widens the model (merge patch).
-func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, transition string, data []byte, strict bool) (storage.Write, error) {
+func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [16]byte, transition string, data []byte, strict bool) (storage.Write, error) {
 	m, err := s.model(ctx, a.Tenant, e.Model)
 	if err != nil {
 		return storage.Write{}, err
@@ -55,7 +55,7 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, transi
 	if err != nil {
 		return storage.Write{}, err
 	}
-	state, out, err := s.onUpdate(ctx, a.Tenant, m, e.ID, e.State, transition, data)
+	state, out, err := s.onUpdate(ctx, a.Tenant, m, e.ID, txID, e.State, transition, data)
 	if err != nil {
 		return storage.Write{}, err
 	}
@@ -67,7 +67,13 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	if err != nil {
 		return txID, err
 	}
-	_, err = s.store.Commit(ctx, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}})
+	return s.commitIn(ctx, a, txID, w)
+}
+
+// commitIn commits w in transaction txID, drawn before the workflow ran so
+// the engine could name it.
+func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write) ([16]byte, error) {
+	_, err := s.store.Commit(ctx, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}})
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
 	}
@@ -97,11 +103,15 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if ifMatch != "" && !ifMatchHolds(e, ifMatch) {
 		return [16]byte{}, modified(id)
 	}
-	w, err := s.revise(ctx, a, e, transition, doc, false)
+	txID, err := newTimeID()
+	if err != nil {
+		return txID, err
+	}
+	w, err := s.revise(ctx, a, e, txID, transition, doc, false)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitOne(ctx, a, w)
+	return s.commitIn(ctx, a, txID, w)
 }
 
 // Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
@@ -141,11 +151,15 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if len(merged) == 0 || merged[0] != '{' {
 		return [16]byte{}, badRequest("merge patch result is not an object")
 	}
-	w, err := s.revise(ctx, a, e, transition, merged, true)
+	txID, err := newTimeID()
+	if err != nil {
+		return txID, err
+	}
+	w, err := s.revise(ctx, a, e, txID, transition, merged, true)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitOne(ctx, a, w)
+	return s.commitIn(ctx, a, txID, w)
 }
 
 type updateItem struct {
@@ -216,7 +230,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			if p, ok := pending[e.ID]; ok {
 				e.State = tx.Writes[p].State
 			}
-			w, err := s.revise(ctx, a, e, it.Transition, docs[i], false)
+			w, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false)
 			if err != nil {
 				return Chunk{}, itemErr(i, err)
 			}
