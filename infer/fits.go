@@ -55,13 +55,13 @@ func (w *walker) fitsObject(o *objectShape) bool {
 			w.tok.pos++
 			return true
 		}
-		key, escaped := w.readString()
+		key, escaped, dotted := w.readKey()
 		if escaped {
 			w.keybuf = unescape(w.keybuf[:0], key)
 			key = w.keybuf
 		}
 		var s *slot
-		if bytes.IndexByte(key, '.') < 0 {
+		if !dotted {
 			if hint < len(o.order) && o.order[hint].name == string(key) {
 				s = o.order[hint]
 			} else if s = o.get(key); s != nil {

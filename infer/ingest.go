@@ -92,7 +92,23 @@ func (w *walker) validate(doc []byte) error {
 				w.keybuf = unescape(w.keybuf[:0], text)
 				name = w.keybuf
 			}
-			if bytes.Contains(name, reservedArraySuffix) {
+			dots, bracket := 0, false
+			for _, c := range name {
+				switch c {
+				case '.':
+					dots++
+				case '[':
+					bracket = true
+				}
+			}
+			if dots > 0 {
+				if t.depth()+dots > w.lim.MaxDepth {
+					// a dotted name nests like objects do
+					return limitError("MaxDepth", w.lim.MaxDepth, "field nesting (each '.' in a member name is a level)")
+				}
+				w.tape[len(w.tape)-1] |= tapeDotted
+			}
+			if bracket && bytes.Contains(name, reservedArraySuffix) {
 				return apierr.New(CodeBadRequest,
 					"field name "+quoteForMessage(name)+" contains the reserved sequence [*]",
 					apierr.P("field", string(name)))
@@ -127,7 +143,10 @@ func (w *walker) validate(doc []byte) error {
 	}
 }
 
-var reservedArraySuffix = []byte("[*]")
+var (
+	reservedArraySuffix = []byte("[*]")
+	dot                 = []byte(".")
+)
 
 func quoteForMessage(b []byte) string {
 	if len(b) > 64 {
@@ -167,10 +186,18 @@ func (w *walker) peek() byte {
 func (w *walker) readString() ([]byte, bool) {
 	e := w.tape[w.tapeAt]
 	w.tapeAt++
-	end := int(e &^ tapeEscaped)
+	end := int(e &^ (tapeEscaped | tapeDotted))
 	raw := w.tok.data[w.tok.pos+1 : end]
 	w.tok.pos = end + 1
 	return raw, e&tapeEscaped != 0
+}
+
+// readKey is readString for a member name, also telling whether the
+// (decoded) name holds a dot.
+func (w *walker) readKey() (raw []byte, escaped, dotted bool) {
+	dotted = w.tape[w.tapeAt]&tapeDotted != 0
+	raw, escaped = w.readString()
+	return raw, escaped, dotted
 }
 
 func (w *walker) readNumber() []byte {
@@ -206,13 +233,13 @@ func (w *walker) walkObject(o *objectShape) {
 			w.tok.pos++
 			return
 		}
-		key, escaped := w.readString()
+		key, escaped, dotted := w.readKey()
 		if escaped {
 			w.keybuf = unescape(w.keybuf[:0], key)
 			key = w.keybuf
 		}
 		var s *slot
-		if bytes.IndexByte(key, '.') < 0 {
+		if !dotted {
 			if hint < len(o.order) && o.order[hint].name == string(key) {
 				s = o.order[hint]
 			} else {

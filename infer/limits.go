@@ -58,5 +58,5 @@ func (l Limits) withDefaults() Limits {
 }
 
 // maxDocumentBytes is the hard ceiling on MaxBytes: offsets into a document
-// are kept in 31 bits.
-const maxDocumentBytes = 1<<31 - 1
+// are kept in 30 bits.
+const maxDocumentBytes = 1<<30 - 1

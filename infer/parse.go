@@ -49,6 +49,13 @@ type svParser struct {
 	w *walker
 	t *tokenizer
 	m *Model
+	// keyDepth is what is left of MaxDepth for keys inside the current node:
+	// a node's path and its keys nest together.
+	keyDepth int
+}
+
+func segments(path []byte) int {
+	return bytes.Count(path, dot) + bytes.Count(path, reservedArraySuffix)
 }
 
 func svError(format string, a ...any) error {
@@ -158,7 +165,11 @@ func (c cursor) array() *arrayShape {
 
 // walkPath follows a path made of .name and [*] segments from c. Names end
 // at the next '.' or "[*]", the way the encoder joins them.
-func walkPath(c cursor, path []byte, full []byte) (cursor, error) {
+func walkPath(c cursor, path []byte, full []byte, maxDepth int) (cursor, error) {
+	// Each segment is a level of the model the encoder will recurse into.
+	if segments(path) > maxDepth {
+		return c, limitError("MaxDepth", maxDepth, "SIMPLE_VIEW path or key nesting")
+	}
 	for len(path) > 0 {
 		switch {
 		case path[0] == '.':
@@ -191,13 +202,14 @@ func (p *svParser) node(path []byte) error {
 	}
 	// path is a view of a reused buffer: keep a copy for messages.
 	full := append([]byte(nil), path...)
-	c, err := walkPath(cursor{obj: &p.m.root}, full[1:], full)
+	c, err := walkPath(cursor{obj: &p.m.root}, full[1:], full, p.w.lim.MaxDepth)
 	if err != nil {
 		return err
 	}
 	if c.slot != nil {
 		return svError("node path %s must be $ or end in [*]", quoteForMessage(full))
 	}
+	p.keyDepth = p.w.lim.MaxDepth - segments(full)
 	k, raw, _ := p.t.next()
 	switch {
 	case c.obj != nil:
@@ -371,7 +383,7 @@ func (p *svParser) structural(o *objectShape, key, val []byte, element bool) err
 	if string(val) != "OBJECT" {
 		return svError("structural key %s must be \"OBJECT\"", quoteForMessage(key))
 	}
-	c, err := walkPath(cursor{obj: o}, key[1:], key)
+	c, err := walkPath(cursor{obj: o}, key[1:], key, p.keyDepth)
 	if err != nil {
 		return err
 	}
@@ -386,7 +398,7 @@ func (p *svParser) dataKey(o *objectShape, key []byte) error {
 	if i := bytes.Index(key, reservedArraySuffix); i >= 0 && i != len(key)-3 {
 		return svError("data key %s: [*] may only end a data key", quoteForMessage(key))
 	}
-	c, err := walkPath(cursor{obj: o}, key, key)
+	c, err := walkPath(cursor{obj: o}, key, key, p.keyDepth)
 	if err != nil {
 		return err
 	}
@@ -417,7 +429,7 @@ func (p *svParser) dataKey(o *objectShape, key []byte) error {
 // fieldArray returns the array facet of the field a data key ending in [*]
 // names.
 func (p *svParser) fieldArray(o *objectShape, key []byte) *arrayShape {
-	c, _ := walkPath(cursor{obj: o}, key[:len(key)-3], key)
+	c, _ := walkPath(cursor{obj: o}, key[:len(key)-3], key, p.keyDepth)
 	return c.slot.array()
 }
 

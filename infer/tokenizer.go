@@ -2,6 +2,7 @@ package infer
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	"svc/apierr"
@@ -69,8 +70,13 @@ func (t *tokenizer) reset(data []byte, lim Limits) {
 	t.tape = nil
 }
 
-// tapeEscaped flags a tape entry whose string holds escapes.
-const tapeEscaped = 1 << 31
+// Tape entries keep an offset in the low 30 bits. tapeEscaped flags a
+// string holding escapes; tapeDotted, set by the validation pass, a member
+// name holding a dot.
+const (
+	tapeEscaped = 1 << 31
+	tapeDotted  = 1 << 30
+)
 
 // depth is the number of open containers.
 func (t *tokenizer) depth() int { return len(t.stack) }
@@ -279,7 +285,10 @@ func (t *tokenizer) str() ([]byte, error) {
 		// backslash, control character or non-ASCII byte.
 		for i+8 <= len(d) {
 			v := binary.LittleEndian.Uint64(d[i:])
-			if (hasLess(v, 0x20)|hasZero(v^0x2222222222222222)|hasZero(v^0x5C5C5C5C5C5C5C5C)|v)&0x8080808080808080 != 0 {
+			if m := (hasLess(v, 0x20) | hasZero(v^0x2222222222222222) | hasZero(v^0x5C5C5C5C5C5C5C5C) | v) & 0x8080808080808080; m != 0 {
+				// The lowest flagged byte is exact (borrows only run
+				// upwards): jump straight to it.
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
