@@ -10,9 +10,9 @@ import (
 )
 
 // FuzzOpenAPIServerURL feeds arbitrary Host headers to /openapi.json: the
-// spliced document must stay valid JSON and servers[0].url must be the
-// host as sent or the localhost fall-back, never anything a host smuggled
-// in.
+// spliced document must stay valid JSON and servers[0].url must hold only
+// host characters (a plain host as sent, or the localhost fall-back), never
+// anything a host smuggled in.
 func FuzzOpenAPIServerURL(f *testing.F) {
 	for _, h := range []string{"svc.test", "example.org:8443", "[::1]:8080", `evil"host`, `a\b`, "a<b>", "ä.example", "x\",\"y\":\"z"} {
 		f.Add(h)
@@ -20,13 +20,14 @@ func FuzzOpenAPIServerURL(f *testing.F) {
 	s := newTestServer(f)
 	f.Fuzz(func(t *testing.T, host string) {
 		resp := do(s, "GET", "/openapi.json", "Host", host)
-		if resp.StatusCode() == 404 && !jsonSafeHost([]byte(host)) {
-			// fasthttp parses the URI with the Host header, and a host such
-			// as `a\b` moves part of it into the path; no document is served.
+		if st := resp.StatusCode(); st != 200 {
+			// fasthttp builds the request URI from the Host header, so hosts
+			// such as `a\b`, `#`, `%0` or `:A` change the path and miss the
+			// route; that must stay a client error.
+			if st < 400 || st >= 500 {
+				t.Fatalf("Host %q: status %d", host, st)
+			}
 			return
-		}
-		if resp.StatusCode() != 200 {
-			t.Fatalf("Host %q: status %d", host, resp.StatusCode())
 		}
 		var doc struct {
 			Servers []struct {
@@ -40,8 +41,16 @@ func FuzzOpenAPIServerURL(f *testing.F) {
 		if len(doc.Servers) != 1 || len(doc.Paths) != 71 {
 			t.Fatalf("Host %q: %d servers, %d paths", host, len(doc.Servers), len(doc.Paths))
 		}
+		// The host is what fasthttp made of the header (lower-cased,
+		// userinfo dropped, ...); whatever it is, only host characters may
+		// reach the URL.
 		got := doc.Servers[0].URL
-		if got != "http://localhost/api" && !(host != "" && jsonSafeHost([]byte(host)) && got == "http://"+host+"/api") {
+		mid, ok := strings.CutPrefix(got, "http://")
+		mid, ok2 := strings.CutSuffix(mid, "/api")
+		if !ok || !ok2 || mid == "" || !urlSafeHost([]byte(mid)) {
+			t.Fatalf("Host %q: servers[0].url %q", host, got)
+		}
+		if urlSafeHost([]byte(host)) && host != "" && !strings.EqualFold(mid, host) && mid != "localhost" {
 			t.Fatalf("Host %q: servers[0].url %q", host, got)
 		}
 	})
