@@ -40,7 +40,7 @@ func (s *Server) serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	// Revalidate so that an upgraded binary's document is seen at once.
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	host := ctx.Host()
-	if len(host) == 0 || !jsonSafeHost(host) {
+	if len(host) == 0 || !urlSafeHost(host) {
 		host = s2b("localhost")
 	}
 	w := ctx.Response.BodyWriter()
@@ -60,12 +60,26 @@ func (s *Server) serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	w.Write(s.openapi.tail)
 }
 
-// jsonSafeHost reports whether b can be written inside a JSON string as is
-// (and inside a URL): printable ASCII without quotes, backslashes or the
-// characters appendJSONString escapes for HTML.
+// jsonSafeHost reports whether b can be written inside a JSON string as is:
+// printable ASCII without quotes, backslashes or the characters
+// appendJSONString escapes for HTML.
 func jsonSafeHost(b []byte) bool {
 	for _, c := range b {
 		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// urlSafeHost reports whether b is made only of the characters of a host
+// name, an IP literal and a port (no percent-encoding or sub-delims),
+// so it can stand in the URL and inside the JSON string as is.
+func urlSafeHost(b []byte) bool {
+	for _, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']'
+		if !ok {
 			return false
 		}
 	}
