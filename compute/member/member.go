@@ -166,7 +166,9 @@ func Connect(ctx context.Context, cfg Config, h Handlers) (*Member, error) {
 }
 
 func (m *Member) join(ctx context.Context) error {
-	if err := m.send(wire.TypeJoin, wire.Join{ID: uuid.NewString(), Tags: m.cfg.Tags, JoinedLegalEntityID: m.cfg.TenantID}, nil); err != nil {
+	// io.EOF from Send means the server already ended the stream (a
+	// refused token, say); gRPC hands the real status to Recv, below.
+	if err := m.send(wire.TypeJoin, wire.Join{ID: uuid.NewString(), Tags: m.cfg.Tags, JoinedLegalEntityID: m.cfg.TenantID}, nil); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("member: send join: %w", err)
 	}
 	type result struct {
