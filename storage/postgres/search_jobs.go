@@ -69,9 +69,13 @@ func (s *SearchJobs) with(ctx context.Context, fn func(c *pgxConn) error) error 
 }
 
 func (s *SearchJobs) CreateJob(ctx context.Context, j *storage.SearchJob) error {
+	sort := j.Sort
+	if sort == nil {
+		sort = []string{}
+	}
 	return s.with(ctx, func(c *pgxConn) error {
 		_, err := c.Exec(ctx, `INSERT INTO search_jobs (`+jobCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
-			j.Tenant, j.ID, j.Model.Name, j.Model.Version, j.Condition, j.Sort, j.At.UnixNano(), j.Status, j.Count, j.Error,
+			j.Tenant, j.ID, j.Model.Name, j.Model.Version, j.Condition, sort, j.At.UnixNano(), j.Status, j.Count, j.Error,
 			j.CreatedAt.UnixNano(), nsOf(j.FinishedAt), j.CalcMillis, j.Heartbeat.UnixNano(), j.Epoch, j.StaleClaims)
 		if err != nil {
 			return fmt.Errorf("postgres: create search job: %w", mapErr(err))
