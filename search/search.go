@@ -6,6 +6,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -146,7 +147,11 @@ func (s *Service) prepare(ctx context.Context, tenant string, key storage.ModelK
 	if err := checkSort(keys, fm); err != nil {
 		return nil, err
 	}
-	return &storage.SearchQuery{Tenant: tenant, Model: key, Cond: cond, Sort: keys}, nil
+	// A lifecycle condition names its type in the body; with no escape in
+	// the body that name cannot hide, so its absence means no meta field
+	// is read.
+	noMeta := !bytes.Contains(body, []byte(`"lifecycle"`)) && !bytes.ContainsRune(body, '\\')
+	return &storage.SearchQuery{Tenant: tenant, Model: key, Cond: cond, Sort: keys, NoMeta: noMeta}, nil
 }
 
 // ParseLimit reads the direct-search limit: default 1000, 1..10000.

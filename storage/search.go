@@ -55,6 +55,9 @@ type SearchQuery struct {
 	// Max > 0 stops after Max+1 matches, which is enough for the caller to
 	// tell "more than Max" (bounded-or-fail); 0 returns every match.
 	Max int
+	// NoMeta promises the condition reads no lifecycle field, so an engine
+	// that evaluates in Go may skip building each row's predicate.Meta.
+	NoMeta bool
 }
 
 // Searcher runs searches over the entity store, read-only. Results come in

@@ -54,6 +54,12 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	var hits []hit
 	test := func(r *rec, i int) {
 		v := &r.revs[i]
+		if q.NoMeta {
+			if q.Cond == nil || q.Cond.Match(v.data, nil) {
+				hits = append(hits, hit{r, i})
+			}
+			return
+		}
 		m = predicate.Meta{
 			ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
 			TransactionID: uuidText(&txBuf, v.txID),

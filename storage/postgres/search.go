@@ -224,3 +224,17 @@ func (s *Search) Fetch(ctx context.Context, tenant string, ids [][16]byte, at *t
 	}
 	return out, nil
 }
+
+// Analyze refreshes the planner statistics of the entity tables (after a
+// bulk load, before autovacuum gets to them).
+func (db *DB) Analyze(ctx context.Context) error {
+	c, err := db.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, "ANALYZE entities, entity_revisions"); err != nil {
+		return fmt.Errorf("postgres: analyze: %w", err)
+	}
+	return nil
+}
