@@ -26,7 +26,9 @@ type Search struct {
 }
 
 // Search returns the searcher of db; stmtTimeout is
-// SVC_POSTGRES_SEARCH_STATEMENT_TIMEOUT (0 keeps the pool default).
+// SVC_POSTGRES_SEARCH_STATEMENT_TIMEOUT, the ceiling of async scans
+// (SearchIDs); 0 keeps the pool default. Direct searches keep the pool's
+// statement timeout.
 func (db *DB) Search(stmtTimeout time.Duration) *Search {
 	return &Search{db: db, stmtTimeout: stmtTimeout}
 }
@@ -138,19 +140,30 @@ func (s *Search) run(ctx context.Context, q *storage.SearchQuery, idsOnly bool, 
 		return err
 	}
 	defer c.Release()
-	tx, err := c.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fmt.Errorf("postgres: search: begin: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if s.stmtTimeout > 0 {
+	// QueryExecModeExec plans each statement with its parameters (an
+	// unnamed statement): a cached generic plan cannot see the
+	// containment operand and walks the model index instead of GIN.
+	args = append([]any{pgx.QueryExecModeExec}, args...)
+	var rows pgx.Rows
+	if idsOnly && s.stmtTimeout > 0 {
+		// Async scans get their own ceiling for this transaction only.
+		tx, err := c.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return fmt.Errorf("postgres: search: begin: %w", err)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
 		if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(s.stmtTimeout.Milliseconds(), 10)); err != nil {
 			return fmt.Errorf("postgres: search: statement timeout: %w", err)
 		}
-	}
-	rows, err := tx.Query(ctx, sql, args...)
-	if err != nil {
-		return fmt.Errorf("postgres: search: %w", err)
+		rows, err = tx.Query(ctx, sql, args...)
+		if err != nil {
+			return fmt.Errorf("postgres: search: %w", err)
+		}
+	} else {
+		rows, err = c.Query(ctx, sql, args...)
+		if err != nil {
+			return fmt.Errorf("postgres: search: %w", err)
+		}
 	}
 	defer rows.Close()
 	n := 0
