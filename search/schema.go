@@ -24,6 +24,9 @@ func schemaOf(simpleView []byte) (*predicate.FieldMap, error) {
 		return nil, fmt.Errorf("search: reading stored model: %w", err)
 	}
 	for node, raw := range nodes {
+		if !strings.HasPrefix(node, "$") {
+			continue // not a node of the model
+		}
 		if len(raw) > 0 && raw[0] == '"' {
 			var d string
 			if err := json.Unmarshal(raw, &d); err != nil {

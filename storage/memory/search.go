@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -13,10 +14,37 @@ import (
 // partition under its read lock, evaluating the compiled condition on the
 // stored bytes with no copy and no allocation per row; only matches are
 // materialised, then sorted.
-type Search struct{ e *Entities }
+type Search struct {
+	e *Entities
+	// docs keeps a prepared document (predicate.Doc) per record for its
+	// current revision, per partition, so repeated scans look members up
+	// through the index instead of scanning the bytes.
+	docs sync.Map // *part → *docCache
+}
+
+// docCache is one partition's prepared documents. An entry is valid while
+// its revision is the record's latest; a stale one is rebuilt after the
+// scan that found it stale.
+type docCache struct {
+	mu sync.RWMutex
+	m  map[*rec]docEntry
+}
+
+type docEntry struct {
+	rev int
+	doc *predicate.Doc
+}
 
 // NewSearch searches the entities of e.
 func NewSearch(e *Entities) *Search { return &Search{e: e} }
+
+func (s *Search) cacheOf(p *part) *docCache {
+	if c, ok := s.docs.Load(p); ok {
+		return c.(*docCache)
+	}
+	c, _ := s.docs.LoadOrStore(p, &docCache{m: map[*rec]docEntry{}})
+	return c.(*docCache)
+}
 
 var _ storage.Searcher = (*Search)(nil)
 
@@ -51,21 +79,40 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	}
 	var idBuf, txBuf [36]byte
 	var m predicate.Meta
-	var hits []hit
+	var hits, misses []hit
+	var cache *docCache
+	if q.At == nil && q.Cond != nil {
+		cache = s.cacheOf(p)
+		cache.mu.RLock()
+	}
 	test := func(r *rec, i int) {
-		v := &r.revs[i]
-		if q.NoMeta {
-			if q.Cond == nil || q.Cond.Match(v.data, nil) {
-				hits = append(hits, hit{r, i})
-			}
+		if q.Cond == nil {
+			hits = append(hits, hit{r, i})
 			return
 		}
-		m = predicate.Meta{
-			ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
-			TransactionID: uuidText(&txBuf, v.txID),
-			CreationDate:  time.Unix(0, r.revs[0].at), LastUpdateTime: time.Unix(0, v.at),
+		v := &r.revs[i]
+		mp := &m
+		if q.NoMeta {
+			mp = nil
+		} else {
+			m = predicate.Meta{
+				ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
+				TransactionID: uuidText(&txBuf, v.txID),
+				CreationDate:  time.Unix(0, r.revs[0].at), LastUpdateTime: time.Unix(0, v.at),
+			}
 		}
-		if q.Cond == nil || q.Cond.Match(v.data, &m) {
+		var ok bool
+		if cache != nil {
+			if d, found := cache.m[r]; found && d.rev == i {
+				ok = q.Cond.MatchDoc(d.doc, mp)
+			} else {
+				misses = append(misses, hit{r, i})
+				ok = q.Cond.Match(v.data, mp)
+			}
+		} else {
+			ok = q.Cond.Match(v.data, mp)
+		}
+		if ok {
 			hits = append(hits, hit{r, i})
 		}
 	}
@@ -89,11 +136,36 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 			}
 		}
 	}
+	if cache != nil {
+		cache.mu.RUnlock()
+	}
 	out := make([]*storage.Entity, len(hits))
 	for k, h := range hits {
 		out[k] = h.r.entity(h.i)
 	}
+	liveN := len(p.live)
+	docs := make([][]byte, len(misses))
+	for k, h := range misses {
+		docs[k] = h.r.revs[h.i].data
+	}
 	p.mu.RUnlock()
+	if len(misses) > 0 {
+		// Revisions are immutable, so their documents can be indexed
+		// outside the partition lock.
+		prepared := make([]*predicate.Doc, len(misses))
+		for k, d := range docs {
+			prepared[k] = predicate.NewDoc(d)
+		}
+		cache.mu.Lock()
+		if len(cache.m) > 2*liveN+1024 {
+			// Drop entries of deleted records now and then.
+			clear(cache.m)
+		}
+		for k, h := range misses {
+			cache.m[h.r] = docEntry{rev: h.i, doc: prepared[k]}
+		}
+		cache.mu.Unlock()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
