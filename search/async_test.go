@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"testing"
 	"time"
@@ -153,8 +154,7 @@ func TestAsyncStaleAndReap(t *testing.T) {
 			// third loss), one lost for the first time (runs again here).
 			mk := func(claims int) [16]byte {
 				var id [16]byte
-				copy(id[:], time.Now().String())
-				id[15] = byte(claims)
+				rand.Read(id[:])
 				if err := jobs.CreateJob(ctx, &storage.SearchJob{Tenant: "A", ID: id, Model: allReq.Model, Condition: allReq.Condition,
 					At: old, Status: storage.JobRunning, CreatedAt: old, Heartbeat: old, Epoch: 1, StaleClaims: claims}); err != nil {
 					t.Fatal(err)
@@ -163,7 +163,7 @@ func TestAsyncStaleAndReap(t *testing.T) {
 			}
 			lost, retry := mk(2), mk(0)
 			s, g := asyncService(t, jobs, Options{Workers: 1, Queue: 4, MaxPerTenant: 4, Heartbeat: 20 * time.Millisecond,
-				StaleAfter: 80 * time.Millisecond, MaxAttempts: 3, SnapshotTTL: 50 * time.Millisecond, ReapInterval: 30 * time.Millisecond})
+				StaleAfter: 80 * time.Millisecond, MaxAttempts: 3, SnapshotTTL: 500 * time.Millisecond, ReapInterval: 50 * time.Millisecond})
 			close(g.gate)
 			if j := waitStatus(t, s, lost, storage.JobFailed); j.Error == "" {
 				t.Fatalf("stale job failed without a reason: %+v", j)
@@ -185,5 +185,42 @@ func TestAsyncStaleAndReap(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestAsyncRemoteCancelAndStop: a cancel written by another node reaches
+// the executing job through the heartbeat and frees its worker; Stop fails
+// the jobs this node still holds and refuses new ones.
+func TestAsyncRemoteCancelAndStop(t *testing.T) {
+	jobs := memory.NewSearchJobs()
+	s, g := asyncService(t, jobs, Options{Workers: 1, Queue: 2, MaxPerTenant: 4, Heartbeat: 10 * time.Millisecond,
+		StaleAfter: time.Hour, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Hour})
+	ctx := context.Background()
+	a, err := s.Submit(ctx, allReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.started
+	if _, err := jobs.Cancel(ctx, "A", a, time.Now()); err != nil { // as another node would
+		t.Fatal(err)
+	}
+	b, err := s.Submit(ctx, allReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.started: // the only worker let go of a and took b
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled job kept its worker")
+	}
+	waitStatus(t, s, a, storage.JobCancelled)
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s.Stop(stopCtx)
+	if j := waitStatus(t, s, b, storage.JobFailed); j.Error == "" {
+		t.Fatalf("job failed at shutdown without a reason: %+v", j)
+	}
+	if _, err := s.Submit(ctx, allReq); code(err) != "SEARCH_QUEUE_FULL" {
+		t.Fatalf("submit after Stop: %v", err)
 	}
 }
