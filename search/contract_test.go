@@ -215,3 +215,18 @@ func TestEnginesAgree(t *testing.T) {
 		t.Fatalf("only %d of 400 conditions selected a proper subset", nonEmpty)
 	}
 }
+
+func TestConditionForOtherAreas(t *testing.T) {
+	e := newEngines(t, 10)
+	ctx := context.Background()
+	c, err := e.mem.Condition(ctx, e.tenant, e.model, []byte(`{"type":"simple","jsonPath":"$.i","operatorType":"GREATER_THAN","value":3}`))
+	if err != nil || !c.Match([]byte(`{"i":4}`), nil) || c.Match([]byte(`{"i":3}`), nil) {
+		t.Fatalf("compiled condition: %v", err)
+	}
+	if _, err := e.mem.Condition(ctx, e.tenant, storage.ModelKey{Name: "nope", Version: 1}, []byte(`{"type":"group","operator":"AND","conditions":[]}`)); code(err) != "MODEL_NOT_FOUND" {
+		t.Fatalf("unknown model: %v", err)
+	}
+	if _, err := e.mem.Condition(ctx, e.tenant, e.model, []byte(`{"type":"simple","jsonPath":"$.zz","operatorType":"EQUALS","value":3}`)); code(err) != "INVALID_FIELD_PATH" {
+		t.Fatalf("unknown path: %v", err)
+	}
+}

@@ -202,3 +202,20 @@ func (s *Service) Direct(ctx context.Context, r *DirectRequest) ([]*storage.Enti
 	}
 	return es, nil
 }
+
+// Condition validates and compiles a condition against a model of the
+// tenant (404 MODEL_NOT_FOUND, then the predicate's path and type checks),
+// for other areas that take conditions (grouped stats, delete by
+// condition). Function criteria are returned compiled; the caller decides
+// how to answer them.
+func (s *Service) Condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
+	expr, err := predicate.Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := s.schema(ctx, tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	return expr.Compile(fm)
+}
