@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -20,7 +21,16 @@ type Search struct {
 	// current revision, per partition, so repeated scans look members up
 	// through the index instead of scanning the bytes.
 	docs sync.Map // *part → *docCache
+	// cached counts prepared documents across partitions; past maxDocs no
+	// more are kept (scans then match the raw bytes), which bounds the
+	// cache's memory.
+	cached  atomic.Int64
+	maxDocs int64
 }
+
+// DefaultMaxPreparedDocs bounds the prepared-document cache: about 290 B
+// per small document, a few KB for a 1 KB one.
+const DefaultMaxPreparedDocs = 1 << 20
 
 // docCache is one partition's prepared documents. An entry is valid while
 // its revision is the record's latest; a stale one is rebuilt after the
@@ -36,7 +46,10 @@ type docEntry struct {
 }
 
 // NewSearch searches the entities of e.
-func NewSearch(e *Entities) *Search { return &Search{e: e} }
+func NewSearch(e *Entities) *Search { return &Search{e: e, maxDocs: DefaultMaxPreparedDocs} }
+
+// SetMaxPreparedDocs changes the cache bound; 0 turns the cache off.
+func (s *Search) SetMaxPreparedDocs(n int64) { s.maxDocs = n }
 
 func (s *Search) cacheOf(p *part) *docCache {
 	if c, ok := s.docs.Load(p); ok {
@@ -149,6 +162,9 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		docs[k] = h.r.revs[h.i].data
 	}
 	p.mu.RUnlock()
+	if len(misses) > 0 && s.cached.Load()+int64(len(misses)) > s.maxDocs {
+		misses = nil
+	}
 	if len(misses) > 0 {
 		// Revisions are immutable, so their documents can be indexed
 		// outside the partition lock.
@@ -159,9 +175,13 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		cache.mu.Lock()
 		if len(cache.m) > 2*liveN+1024 {
 			// Drop entries of deleted records now and then.
+			s.cached.Add(-int64(len(cache.m)))
 			clear(cache.m)
 		}
 		for k, h := range misses {
+			if _, ok := cache.m[h.r]; !ok {
+				s.cached.Add(1)
+			}
 			cache.m[h.r] = docEntry{rev: h.i, doc: prepared[k]}
 		}
 		cache.mu.Unlock()
