@@ -21,6 +21,7 @@ import (
 	"svc/iam"
 	"svc/iam/federation"
 	"svc/model"
+	"svc/search"
 	"svc/storage"
 )
 
@@ -59,6 +60,10 @@ type Deps struct {
 	// nil leaves their operations at 501.
 	TrustedKeys *federation.TrustedKeys
 	OIDC        *federation.Providers
+	// Search is direct and async search (/search/…); nil leaves it at 501.
+	Search *search.Service
+	// Messages stores messages (/message/…); nil leaves them at 501.
+	Messages storage.Messages
 }
 
 // Server is the main API listener plus the admin listener.

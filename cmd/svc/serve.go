@@ -16,6 +16,7 @@ import (
 	"svc/fast"
 	"svc/help"
 	"svc/model"
+	"svc/search"
 	"svc/workflow"
 )
 
@@ -48,6 +49,13 @@ func serve() int {
 		return 1
 	}
 	defer fed.close()
+	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
+	searchSvc.Start()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		searchSvc.Stop(sctx)
+	}()
 	deps := fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
@@ -57,6 +65,8 @@ func serve() int {
 		Model:   modelSvc,
 
 		Entities: entitySvc,
+		Search:   searchSvc,
+		Messages: st.Messages,
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

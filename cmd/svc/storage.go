@@ -18,6 +18,10 @@ type stores struct {
 	Entities storage.Entities
 	// IAM holds the jwt-mode stores.
 	IAM storage.IAMStores
+	// Search, SearchJobs and Messages serve /search and /message.
+	Search     storage.Searcher
+	SearchJobs storage.SearchJobs
+	Messages   storage.Messages
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -48,6 +52,10 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Models:   db.Models(),
 			Entities: db.Entities(),
 			IAM:      iamStores,
+
+			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
+			SearchJobs: db.SearchJobs(),
+			Messages:   db.Messages(),
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -56,7 +64,9 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Entities: memory.NewEntities(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
+		ents := memory.NewEntities()
+		return &stores{Models: memory.NewModels(), Entities: ents, IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
+			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

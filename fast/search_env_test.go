@@ -1,0 +1,90 @@
+package fast
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"svc/config"
+	"svc/entity"
+	"svc/model"
+	"svc/search"
+	"svc/storage"
+	"svc/storage/memory"
+)
+
+// searchEnv is a running server with the model, entity, search and
+// message APIs over one engine, reached over loopback.
+type searchEnv struct {
+	*entityEnv
+	search *search.Service
+	jobs   storage.SearchJobs
+}
+
+func newSearchEnv(t testing.TB, engine string, opt func(*search.Options)) *searchEnv {
+	t.Helper()
+	var ms storage.Models
+	var es storage.Entities
+	var sr storage.Searcher
+	var jobs storage.SearchJobs
+	var msgs storage.Messages
+	if engine == "postgres" {
+		db := newEntityPostgres(t)
+		ms, es, sr, jobs, msgs = db.Models(), db.Entities(), db.Search(time.Minute), db.SearchJobs(), db.Messages()
+	} else {
+		me := memory.NewEntities()
+		ms, es, sr, jobs, msgs = memory.NewModels(), me, memory.NewSearch(me), memory.NewSearchJobs(), memory.NewMessages()
+	}
+	msvc := model.New(ms, nil)
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50))
+	msvc.SetEntityCounter(esvc)
+	so := search.Options{MaxSortKeys: 3, Workers: 2, Queue: 4, MaxPerTenant: 4, Heartbeat: 50 * time.Millisecond,
+		StaleAfter: time.Minute, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Minute,
+		OnBackgroundErr: func(what string, err error) { t.Errorf("%s: %v", what, err) }}
+	if opt != nil {
+		opt(&so)
+	}
+	ssvc := search.New(ms, sr, jobs, so)
+	ssvc.Start()
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc, Search: ssvc, Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		sctx, c2 := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c2()
+		ssvc.Stop(sctx)
+	})
+	env := &entityEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", client: &http.Client{Transport: tr, Timeout: 60 * time.Second},
+		ents: es, models: ms, svc: esvc}
+	return &searchEnv{entityEnv: env, search: ssvc, jobs: jobs}
+}
+
+func (e *searchEnv) with(t testing.TB) *searchEnv {
+	c := *e
+	c.entityEnv = e.entityEnv.with(t)
+	return &c
+}
