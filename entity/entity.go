@@ -60,6 +60,7 @@ type Service struct {
 	wf        Workflow
 	groupMax  int
 	xmlToJSON func([]byte) ([]byte, error)
+	conds     ConditionCompiler
 }
 
 // Option configures a Service.

@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/apierr"
+	"svc/predicate"
 	"svc/storage"
 )
 
@@ -276,9 +277,15 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 	if _, err := s.model(ctx, tenant, key); err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(req.Condition)) > 0 && string(bytes.TrimSpace(req.Condition)) != "null" {
-		return nil, apierr.New("NOT_IMPLEMENTED", "conditions in grouped statistics arrive with search")
+	var cond *predicate.Condition
+	if hasCondition(req.Condition) {
+		c, err := s.condition(ctx, tenant, key, req.Condition)
+		if err != nil {
+			return nil, err
+		}
+		cond = c
 	}
+	var meta predicate.Meta
 
 	type group struct {
 		key  []GroupKeyPart
@@ -290,6 +297,12 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 	parts := make([]GroupKeyPart, len(paths))
 	errTooMany := statsErr("GROUP_CARDINALITY_EXCEEDED", "more than "+strconv.Itoa(s.groupMax)+" groups")
 	err := s.store.Scan(ctx, tenant, key, at, func(e *storage.Entity) error {
+		if cond != nil {
+			metaOf(e, &meta)
+			if !cond.Match(e.Data, &meta) {
+				return nil
+			}
+		}
 		kb = kb[:0]
 		for i, p := range paths {
 			var v *string

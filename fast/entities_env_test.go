@@ -23,6 +23,7 @@ import (
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/postgres"
@@ -101,14 +102,20 @@ func newEntityEnv(t testing.TB, engine string) *entityEnv {
 	t.Helper()
 	var ms storage.Models
 	var es storage.Entities
+	var sr storage.Searcher
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
-		ms, es = db.Models(), db.Entities()
+		ms, es, sr = db.Models(), db.Entities(), db.Search(time.Minute)
 	} else {
-		ms, es = memory.NewModels(), memory.NewEntities()
+		me := memory.NewEntities()
+		ms, es, sr = memory.NewModels(), me, memory.NewSearch(me)
 	}
 	msvc := model.New(ms, nil)
-	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50))
+	// The search service compiles the condition bodies of delete-by-model
+	// and grouped stats; its async pool is not started here.
+	ssvc := search.New(ms, sr, memory.NewSearchJobs(), search.Options{})
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50),
+		entity.WithConditions(ssvc))
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

@@ -453,6 +453,15 @@ func entityStats(t *testing.T, env *entityEnv) {
 		*buckets[0].Aggregations["sum_price"] != 4 || buckets[1].Aggregations["sd"] != nil {
 		t.Errorf("grouped %+v", buckets)
 	}
+	// A condition narrows the scan: only kind "a" with price > 1 (one entity).
+	qc := `{"groupBy":["$.kind"],"aggregations":[{"op":"sum","field":"$.price"}],"condition":{"type":"group","operator":"AND","conditions":[` +
+		`{"type":"simple","jsonPath":"$.kind","operatorType":"EQUALS","value":"a"},{"type":"simple","jsonPath":"$.price","operatorType":"GREATER_THAN","value":1}]}}`
+	env.call("S", "POST", "/entity/stats/order/1/query", []byte(qc)).ok(t).decode(t, &buckets)
+	if len(buckets) != 1 || buckets[0].Count != 1 || *buckets[0].GroupKey[0].Value != "a" || *buckets[0].Aggregations["sum_price"] != 3 {
+		t.Errorf("grouped with condition %+v", buckets)
+	}
+	env.call("S", "POST", "/entity/stats/order/1/query", []byte(`{"groupBy":["$.kind"],"condition":{"type":"simple","jsonPath":"$.nope","operatorType":"EQUALS","value":"a"}}`)).
+		problem(t, 400, "INVALID_FIELD_PATH")
 	env.call("S", "POST", "/entity/stats/order/1/query", []byte(`{"groupBy":[]}`)).problem(t, 400, "MISSING_GROUP_BY")
 	env.call("S", "POST", "/entity/stats/order/1/query", []byte(`{"groupBy":["$.a"],"bogus":1}`)).problem(t, 400, "MALFORMED_REQUEST")
 	env.call("S", "POST", "/entity/stats/order/1/query", []byte(`{"groupBy":["$.tags[*]"]}`)).problem(t, 400, "INVALID_GROUP_BY_PATH")

@@ -33,6 +33,13 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
+	searchSvc.Start()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		searchSvc.Stop(sctx)
+	}()
 	// The entity service gates writes through modelSvc (Admit) and must
 	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
 	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
@@ -41,7 +48,7 @@ func serve() int {
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON),
-		entity.WithWorkflow(entity.NewEngineWorkflow(engine)))
+		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {
@@ -49,13 +56,6 @@ func serve() int {
 		return 1
 	}
 	defer fed.close()
-	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
-	searchSvc.Start()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		searchSvc.Stop(sctx)
-	}()
 	deps := fast.Deps{
 		Help:    help.Default().WithVersion(version),
 		Version: version,
