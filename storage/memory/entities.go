@@ -27,6 +27,8 @@ type Entities struct {
 	// lastNs makes commit instants strictly increasing across the store,
 	// so an entity's revisions are totally ordered in time.
 	lastNs atomic.Int64
+	// audit holds Tx.Audit, appended inside the commit (audit.go).
+	audit auditLog
 }
 
 const shardCount = 64
@@ -256,6 +258,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			p.states[nr.state]++
 		}
 	}
+	s.audit.append(tx, at)
 	unlock()
 	return time.Unix(0, at).UTC(), nil
 }

@@ -114,7 +114,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			}
 		}
 		w := &tx.Writes[0]
-		if _, err := c.Exec(ctx, insertOne, tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data); err != nil {
+		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data}
+		if len(tx.Audit) > 0 {
+			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
+		}
+		if _, err := c.Exec(ctx, sql, args...); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: inserting entity: %w", err)
 		}
 		return time.Unix(0, now).UTC(), nil
@@ -206,6 +210,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: updating entities: %w", err)
 		}
+	}
+	if err := writeAudit(ctx, ptx, tx, now); err != nil {
+		return time.Time{}, err
 	}
 	if err := storage.Fault(ctx, "written"); err != nil {
 		return time.Time{}, err

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"svc/storage"
+)
+
+// auditCols are the unnest columns of an audit insert, one array each:
+// one statement writes a transaction's events whatever their number.
+const auditUnnest = `SELECT %[1]s, a.entity_id, %[2]s, a.seq, a.at_ns, a.kind, a.event_type, a.state, %[3]s, a.details, NULLIF(a.data, '')::jsonb
+	FROM unnest(%[4]s::uuid[], %[5]s::int[], %[6]s::bigint[], %[7]s::text[], %[8]s::text[], %[9]s::text[], %[10]s::text[], %[11]s::text[])
+	AS a(entity_id, seq, at_ns, kind, event_type, state, details, data)`
+
+const auditInsertInto = `INSERT INTO audit_events (tenant, entity_id, tx_id, seq, at_ns, kind, event_type, state, user_id, details, data) `
+
+// insertAudit writes tx's events inside the commit transaction ptx.
+var insertAudit = auditInsertInto + fmt.Sprintf(auditUnnest, "$1::text", "$2::uuid", "$3::text", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11")
+
+// insertOneAudited is insertOne plus the transaction's events, still one
+// statement, so a single create keeps its one round trip and its
+// atomicity without BEGIN/COMMIT.
+var insertOneAudited = `WITH e AS (INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc)
+	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9)),
+	r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
+	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11))
+	` + auditInsertInto + fmt.Sprintf(auditUnnest, "$1", "$6", "$10", "$12", "$13", "$14", "$15", "$16", "$17", "$18", "$19")
+
+// auditArgs are the eight column arrays of tx's events, stamped with the
+// commit instant now where an event has no time of its own.
+func auditArgs(tx *storage.Tx, now int64) []any {
+	n := len(tx.Audit)
+	ids := make([][16]byte, n)
+	seqs := make([]int32, n)
+	ats := make([]int64, n)
+	strs := make([]string, 5*n)
+	kinds, types, states, details, data := strs[:n], strs[n:2*n], strs[2*n:3*n], strs[3*n:4*n], strs[4*n:]
+	for i := range tx.Audit {
+		e := &tx.Audit[i]
+		ids[i], seqs[i] = e.EntityID, int32(i)
+		ats[i] = now
+		if !e.Time.IsZero() {
+			ats[i] = e.Time.UnixNano()
+		}
+		kinds[i], types[i], states[i], details[i], data[i] = e.Kind, e.Type, e.State, e.Details, string(e.Data)
+	}
+	return []any{ids, seqs, ats, kinds, types, states, details, data}
+}
+
+// writeAudit inserts tx's events in the commit transaction ptx.
+func writeAudit(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, now int64) error {
+	if len(tx.Audit) == 0 {
+		return nil
+	}
+	args := append([]any{tx.Tenant, tx.ID, tx.User}, auditArgs(tx, now)...)
+	if _, err := ptx.Exec(ctx, insertAudit, args...); err != nil {
+		return fmt.Errorf("postgres: inserting audit events: %w", err)
+	}
+	return nil
+}
+
+// Audits reads the audit trail.
+type Audits struct{ db *DB }
+
+// Audits returns the audit trail store.
+func (db *DB) Audits() *Audits { return &Audits{db} }
+
+const auditSelect = `SELECT entity_id, tx_id, seq, at_ns, kind, event_type, state, user_id, details, data FROM audit_events `
+
+func scanAudit(row pgx.Row) (storage.AuditEvent, error) {
+	var e storage.AuditEvent
+	var at int64
+	var seq int32
+	if err := row.Scan(&e.EntityID, &e.TxID, &seq, &at, &e.Kind, &e.Type, &e.State, &e.User, &e.Details, &e.Data); err != nil {
+		return e, err
+	}
+	e.Seq, e.Time = int(seq), time.Unix(0, at).UTC()
+	return e, nil
+}
+
+func (a *Audits) EntityAudit(ctx context.Context, tenant string, id [16]byte, f storage.AuditFilter, offset, limit int) ([]storage.AuditEvent, bool, error) {
+	var from, to *int64
+	if !f.From.IsZero() {
+		v := f.From.UnixNano()
+		from = &v
+	}
+	if !f.To.IsZero() {
+		v := f.To.UnixNano()
+		to = &v
+	}
+	c, err := a.db.acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer c.Release()
+	rows, err := c.Query(ctx, auditSelect+`WHERE tenant = $1 AND entity_id = $2
+		AND ($3::text[] IS NULL OR kind = ANY($3)) AND ($4::bigint IS NULL OR at_ns >= $4)
+		AND ($5::bigint IS NULL OR at_ns < $5) AND ($6::uuid IS NULL OR tx_id = $6)
+		ORDER BY at_ns DESC, seq DESC OFFSET $7 LIMIT $8`,
+		tenant, id, f.Kinds, from, to, f.TxID, int64(offset), int64(limit)+1)
+	if err != nil {
+		return nil, false, mapErr(fmt.Errorf("postgres: reading audit events: %w", err))
+	}
+	defer rows.Close()
+	out := make([]storage.AuditEvent, 0, min(limit, 64))
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, false, fmt.Errorf("postgres: reading audit events: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, mapErr(fmt.Errorf("postgres: reading audit events: %w", err))
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+func (a *Audits) FinishedEvent(ctx context.Context, tenant string, id, txID [16]byte) (*storage.AuditEvent, error) {
+	c, err := a.db.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Release()
+	e, err := scanAudit(c.QueryRow(ctx, auditSelect+`WHERE tenant = $1 AND entity_id = $2 AND tx_id = $3
+		AND kind = 'StateMachine' AND event_type = 'STATE_MACHINE_FINISH' ORDER BY seq DESC LIMIT 1`, tenant, id, txID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapErr(fmt.Errorf("postgres: reading the finished event: %w", err))
+	}
+	return &e, nil
+}
