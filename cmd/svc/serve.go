@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"svc/audit"
 	"svc/config"
 	"svc/entity"
 	"svc/fast"
@@ -52,6 +53,7 @@ func serve() int {
 		Model:   modelSvc,
 
 		Entities: entitySvc,
+		Audit:    audit.New(st.Audits, st.Entities),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

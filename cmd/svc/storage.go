@@ -16,6 +16,8 @@ type stores struct {
 	Models storage.Models
 	// Entities holds entities and their revisions.
 	Entities storage.Entities
+	// Audits reads the audit trail Entities writes with each change.
+	Audits storage.Audits
 	// IAM holds the jwt-mode stores.
 	IAM storage.IAMStores
 	// Ready reports whether storage can serve, for /readyz.
@@ -47,6 +49,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		return &stores{
 			Models:   db.Models(),
 			Entities: db.Entities(),
+			Audits:   db.Audits(),
 			IAM:      iamStores,
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
@@ -56,7 +59,8 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Close: db.Close,
 		}, nil
 	case "memory":
-		return &stores{Models: memory.NewModels(), Entities: memory.NewEntities(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
+		ents := memory.NewEntities()
+		return &stores{Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }
