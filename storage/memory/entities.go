@@ -27,7 +27,8 @@ type Entities struct {
 	// lastNs makes commit instants strictly increasing across the store,
 	// so an entity's revisions are totally ordered in time.
 	lastNs atomic.Int64
-	// audit holds Tx.Audit, appended inside the commit (audit.go).
+	// audit holds the events of entities their transaction does not
+	// write (audit.go).
 	audit auditLog
 }
 
@@ -68,6 +69,8 @@ type rec struct {
 	id   [16]byte
 	part *part
 	revs []rev
+	// audit are the entity's audit events in commit order (audit.go).
+	audit []storage.AuditEvent
 }
 
 type rev struct {
@@ -258,7 +261,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			p.states[nr.state]++
 		}
 	}
-	s.audit.append(tx, at)
+	s.appendAudit(tx, recs, at)
 	unlock()
 	return time.Unix(0, at).UTC(), nil
 }

@@ -12,26 +12,26 @@ import (
 	"svc/storage"
 )
 
-// auditFor returns the events an entity service would write for one write:
-// an EntityChange and, unless it deletes, a START/FINISH pair.
-func auditFor(w *storage.Write) []storage.AuditEvent {
-	change := storage.AuditUpdate
-	switch {
-	case w.Delete:
-		return []storage.AuditEvent{{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: storage.AuditDelete, State: w.State}}
-	case w.ExpectVersion == 0:
-		change = storage.AuditCreate
-	}
-	return []storage.AuditEvent{
-		{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: w.State, Details: "State machine started"},
-		{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: w.State, Details: "State machine finished", Data: []byte(`{"success":true}`)},
-		{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: change, State: w.State},
-	}
-}
+var finishData = []byte(`{"success":true}`)
 
+// withAudit adds the events an entity service writes for each write: an
+// EntityChange and, unless it deletes, a START/FINISH pair before it.
 func withAudit(tx *storage.Tx) *storage.Tx {
+	tx.Audit = make([]storage.AuditEvent, 0, 3*len(tx.Writes))
 	for i := range tx.Writes {
-		tx.Audit = append(tx.Audit, auditFor(&tx.Writes[i])...)
+		w := &tx.Writes[i]
+		change := storage.AuditUpdate
+		switch {
+		case w.Delete:
+			tx.Audit = append(tx.Audit, storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: storage.AuditDelete, State: w.State})
+			continue
+		case w.ExpectVersion == 0:
+			change = storage.AuditCreate
+		}
+		tx.Audit = append(tx.Audit,
+			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: w.State, Details: "State machine started"},
+			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: w.State, Details: "State machine finished", Data: finishData},
+			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: change, State: w.State})
 	}
 	return tx
 }
