@@ -104,6 +104,13 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 	}
 }
 
+// deleteEvent is the EntityChange of one entity removed by DeleteModel,
+// recorded in that same critical section.
+func deleteEvent(id, txID [16]byte, at int64, state, user string) storage.AuditEvent {
+	return storage.AuditEvent{EntityID: id, TxID: txID, Time: time.Unix(0, at).UTC(), Kind: storage.AuditEntityChange,
+		Type: storage.AuditDelete, State: state, User: user}
+}
+
 // Audits returns the audit trail of this store.
 func (s *Entities) Audits() storage.Audits { return audits{s} }
 

@@ -444,6 +444,7 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 	for id, r := range p.live {
 		last := r.revs[len(r.revs)-1]
 		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
+		r.audit = append(r.audit, deleteEvent(id, txID, at, last.state, user))
 		delete(p.live, id)
 	}
 	clear(p.states)

@@ -64,6 +64,11 @@ func writeAudit(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, now int64) erro
 	return nil
 }
 
+// deleteModelAudit ends DeleteModel's statement: one EntityChange DELETE
+// per removed entity (from its revision r), so the count of rows it
+// reports is still the count of entities.
+const deleteModelAudit = auditInsertInto + `SELECT $1, r.id, $4, 0, r.at_ns, 'EntityChange', 'DELETE', r.state, $6, '', NULL FROM r`
+
 // Audits reads the audit trail.
 type Audits struct{ db *DB }
 

@@ -373,8 +373,9 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 			updated_ns = GREATEST($5, updated_ns + 1), doc = NULL
 			WHERE tenant = $1 AND model_name = $2 AND model_version = $3 AND NOT deleted
 			RETURNING id, version, state, created_ns, updated_ns)
-		INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
-		SELECT $1, d.id, d.version, $2, $3, d.state, 'DELETED', $4, '', $6, d.created_ns, d.updated_ns, NULL FROM d`,
+		, r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
+		SELECT $1, d.id, d.version, $2, $3, d.state, 'DELETED', $4, '', $6, d.created_ns, d.updated_ns, NULL FROM d RETURNING id, state, at_ns)
+		`+deleteModelAudit,
 		tenant, model.Name, model.Version, txID, now, user)
 	if err != nil {
 		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: delete model entities: %w", err))

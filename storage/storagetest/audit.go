@@ -210,6 +210,36 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		}
 	})
 
+	t.Run("delete by model records a DELETE per entity", func(t *testing.T) {
+		s, a := newStore(t)
+		tx1 := newCreate(t, "t1")
+		tx2 := newCreate(t, "t1")
+		other := newCreate(t, "t2")
+		for _, tx := range []*storage.Tx{tx1, tx2, other} {
+			if _, err := s.Commit(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		del := newID(t)
+		n, at, err := s.DeleteModel(ctx, "t1", m, del, "carol")
+		if err != nil || n != 2 {
+			t.Fatalf("delete model: %d %v", n, err)
+		}
+		for _, tx := range []*storage.Tx{tx1, tx2} {
+			evs, _, err := a.EntityAudit(ctx, "t1", tx.Writes[0].ID, storage.AuditFilter{Kinds: []string{storage.AuditEntityChange}}, 0, 10)
+			if err != nil || len(evs) != 2 {
+				t.Fatalf("after delete model: %+v %v", evs, err)
+			}
+			e := evs[0]
+			if e.Type != storage.AuditDelete || e.TxID != del || e.User != "carol" || !e.Time.Equal(at) || e.State != "CREATED" || e.EntityID != tx.Writes[0].ID {
+				t.Fatalf("DELETE event %+v (at %v)", e, at)
+			}
+		}
+		if evs, _, _ := a.EntityAudit(ctx, "t2", other.Writes[0].ID, all, 0, 10); len(evs) != 3 {
+			t.Fatalf("another tenant's entity: %v", types(evs))
+		}
+	})
+
 	t.Run("event times and tenant isolation", func(t *testing.T) {
 		s, a := newStore(t)
 		tx := newCreate(t, "t1")
