@@ -248,12 +248,27 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		// when they happen, before the commit).
 		early := time.Date(2020, 1, 2, 3, 4, 5, 6000, time.UTC)
 		tx.Audit[0].Time = early
+		// Text survives whatever it contains.
+		odd := `quote " backslash \\ comma , braces {} NULL ünï 😀` + "\n\t"
+		tx.Audit[1].Details, tx.Audit[1].State = odd, odd
+		tx.Audit[1].Data = []byte(`{"reason":"say \"hi\", {x}","path":"C:\\t","n":null}`)
 		if _, err := s.Commit(ctx, tx); err != nil {
 			t.Fatal(err)
 		}
 		evs, _, err := a.EntityAudit(ctx, "t1", id, all, 0, 10)
 		if err != nil || len(evs) != 3 || !evs[2].Time.Equal(early) || evs[2].Type != "STATE_MACHINE_START" {
 			t.Fatalf("own time: %+v %v", evs, err)
+		}
+		if evs[1].Details != odd || evs[1].State != odd {
+			t.Fatalf("text round trip: %q %q", evs[1].Details, evs[1].State)
+		}
+		var data, want map[string]any
+		if err := json.Unmarshal(evs[1].Data, &data); err != nil {
+			t.Fatalf("data %q: %v", evs[1].Data, err)
+		}
+		json.Unmarshal(tx.Audit[1].Data, &want)
+		if !reflect.DeepEqual(data, want) {
+			t.Fatalf("data round trip: %v want %v", data, want)
 		}
 		if evs, more, err := a.EntityAudit(ctx, "t2", id, all, 0, 10); err != nil || len(evs) != 0 || more {
 			t.Fatalf("tenant t2 sees t1's events: %v %v", types(evs), err)
