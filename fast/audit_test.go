@@ -118,6 +118,7 @@ func TestAuditAPI(t *testing.T) {
 			t.Run("trail", func(t *testing.T) { auditTrail(t, env) })
 			t.Run("parameters", func(t *testing.T) { auditParameters(t, env) })
 			t.Run("tenant isolation", func(t *testing.T) { auditTenants(t, env) })
+			t.Run("collections and bulk delete", func(t *testing.T) { auditCollections(t, env) })
 		})
 	}
 }
@@ -282,4 +283,56 @@ func auditTenants(t *testing.T, env *entityEnv) {
 	env.call("B", "GET", "/audit/entity/"+id+"?eventType=EntityChange", nil).problem(t, 404, "ENTITY_NOT_FOUND")
 	env.call("B", "GET", "/audit/entity/"+id+"/workflow/"+tx+"/finished", nil).problem(t, 404, "ENTITY_NOT_FOUND")
 	env.call("A", "GET", "/audit/entity/"+id+"/workflow/"+tx+"/finished", nil).ok(t)
+}
+
+// auditCollections: every entity of a chunked array create, a collection
+// update and a delete by model gets its events, in its own transaction.
+func auditCollections(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "many", 1, `{"n":1}`)
+	var res []txResult
+	env.call("A", "POST", "/entity/JSON/many/1?transactionWindow=2", []byte(`[{"n":1},{"n":2},{"n":3}]`)).ok(t).decode(t, &res)
+	if len(res) != 2 {
+		t.Fatalf("chunks %+v", res)
+	}
+	trail := func(id string) auditPage {
+		t.Helper()
+		var p auditPage
+		env.call("A", "GET", "/audit/entity/"+id, nil).ok(t).decode(t, &p)
+		return p
+	}
+	for _, r := range res {
+		for _, id := range r.EntityIDs {
+			p := trail(id)
+			if kinds(p) != "CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" || p.Items[0].TransactionID != r.TransactionID {
+				t.Fatalf("%s: %s", id, kinds(p))
+			}
+		}
+	}
+	a, b := res[0].EntityIDs[0], res[0].EntityIDs[1]
+	body, _ := json.Marshal([]map[string]any{
+		{"id": a, "payload": `{"n":10}`, "transition": "UPDATE"},
+		{"id": b, "payload": `{"n":20}`, "ifMatch": "0c5b2a4e-0000-1000-8000-000000000000"},
+	})
+	var up []txResult
+	env.call("A", "PUT", "/entity/JSON", body).ok(t).decode(t, &up)
+	if len(up) != 1 || len(up[0].Failed) != 1 {
+		t.Fatalf("collection update %+v", up)
+	}
+	if p := trail(a); kinds(p) != "UPDATE STATE_MACHINE_FINISH STATE_MACHINE_START CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" ||
+		p.Items[0].TransactionID != up[0].TransactionID || *p.Items[2].Details != "Manual transition started" {
+		t.Fatalf("updated item: %s", kinds(p))
+	}
+	if got := kinds(trail(b)); got != "CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" {
+		t.Fatalf("isolated stale item recorded events: %s", got)
+	}
+	env.call("A", "DELETE", "/entity/many/1", nil).ok(t)
+	for _, r := range res {
+		for _, id := range r.EntityIDs {
+			p := trail(id)
+			if p.Items[0].ChangeType != "DELETE" || p.Items[0].Actor.LegalID != "A" || p.Items[0].Actor.ID != "u-A" {
+				t.Fatalf("%s after delete by model: %s", id, kinds(p))
+			}
+		}
+	}
 }
