@@ -240,6 +240,28 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		}
 	})
 
+	t.Run("an event about an entity the transaction does not write", func(t *testing.T) {
+		s, a := newStore(t)
+		first := newCreate(t, "t1")
+		if _, err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		y := first.Writes[0].ID
+		tx := newCreate(t, "t1")
+		tx.Audit = append(tx.Audit, storage.AuditEvent{EntityID: y, Kind: storage.AuditStateMachine, Type: "SCHEDULED_TRANSITION_CANCEL", State: "CREATED"})
+		at, err := s.Commit(ctx, tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := a.EntityAudit(ctx, "t1", y, all, 0, 10)
+		if err != nil || len(evs) != 4 || evs[0].Type != "SCHEDULED_TRANSITION_CANCEL" || evs[0].TxID != tx.ID || !evs[0].Time.Equal(at) || evs[0].Seq != 3 {
+			t.Fatalf("events of the unwritten entity: %v %v", types(evs), err)
+		}
+		if evs, _, _ := a.EntityAudit(ctx, "t2", y, all, 0, 10); len(evs) != 0 {
+			t.Fatalf("tenant t2 sees them: %v", types(evs))
+		}
+	})
+
 	t.Run("event times and tenant isolation", func(t *testing.T) {
 		s, a := newStore(t)
 		tx := newCreate(t, "t1")
