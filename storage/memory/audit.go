@@ -36,42 +36,86 @@ func (l *auditLog) add(tenant string, e storage.AuditEvent) {
 	l.m[k] = append(l.m[k], e)
 }
 
+// memTx is what the events of one transaction share.
+type memTx struct {
+	id   [16]byte
+	user string
+}
+
+// memEvent is an audit event as a record keeps it: the entity is the
+// record's, the transaction shared, the kind a small code. 96 bytes where
+// a storage.AuditEvent is 184 (BenchmarkAuditHeapPer100k).
+type memEvent struct {
+	at      int64
+	tx      *memTx
+	typ     string
+	state   string
+	details string
+	data    []byte
+	seq     int32
+	kind    uint8
+}
+
+var kindNames = [...]string{storage.AuditEntityChange, storage.AuditStateMachine, storage.AuditSystem}
+
+func kindCode(k string) (uint8, bool) {
+	for i, n := range kindNames {
+		if n == k {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+func (m *memEvent) event(id [16]byte) storage.AuditEvent {
+	return storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq),
+		Kind: kindNames[m.kind], Type: m.typ, State: m.state, Details: m.details, Data: m.data}
+}
+
 // appendAudit records tx's events stamped with the commit instant at. It
 // runs with the partition locks of recs (tx's records, in write order)
-// held. The events of a transaction are copied into one block, and a
+// held. The events of a transaction are converted into one block, and a
 // record's events of this transaction are a capped sub-slice of it: a
 // create costs no allocation per entity, a later append copies.
 func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 	if len(tx.Audit) == 0 {
 		return
 	}
-	block := make([]storage.AuditEvent, len(tx.Audit))
-	copy(block, tx.Audit)
+	mt := &memTx{id: tx.ID, user: tx.User}
+	block := make([]memEvent, len(tx.Audit))
 	size := 0
-	for i := range block {
-		size += len(block[i].Data)
+	for i := range tx.Audit {
+		size += len(tx.Audit[i].Data)
 	}
 	// The caller may reuse its buffers.
 	data := make([]byte, 0, size)
-	stamp := time.Unix(0, at).UTC()
-	for i := range block {
-		e := &block[i]
-		e.TxID, e.User, e.Seq = tx.ID, tx.User, i
-		if e.Time.IsZero() {
-			e.Time = stamp
-		}
-		if e.Data != nil {
-			n := len(data)
-			data = append(data, e.Data...)
-			e.Data = data[n:len(data):len(data)]
-		}
-	}
 	j := 0
-	for i := 0; i < len(block); {
-		id := block[i].EntityID
-		k := i + 1
-		for k < len(block) && block[k].EntityID == id {
-			k++
+	for i := 0; i < len(tx.Audit); {
+		id := tx.Audit[i].EntityID
+		k := i
+		for ; k < len(tx.Audit) && tx.Audit[k].EntityID == id; k++ {
+			e := &tx.Audit[k]
+			code, known := kindCode(e.Kind)
+			if !known {
+				// An unknown kind cannot be coded: keep the event whole.
+				c := *e
+				c.TxID, c.User, c.Seq = tx.ID, tx.User, k
+				if c.Time.IsZero() {
+					c.Time = time.Unix(0, at).UTC()
+				}
+				s.audit.add(tx.Tenant, c)
+				continue
+			}
+			m := &block[k]
+			*m = memEvent{at: at, tx: mt, typ: e.Type, state: e.State, details: e.Details, seq: int32(k), kind: code}
+			if !e.Time.IsZero() {
+				m.at = e.Time.UnixNano()
+			}
+			if e.Data != nil {
+				n := len(data)
+				data = append(data, e.Data...)
+				m.data = data[n:len(data):len(data)]
+			}
 		}
 		run := block[i:k:k]
 		i = k
@@ -91,24 +135,51 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 				}
 			}
 		}
-		switch {
-		case r == nil:
-			for x := range run {
-				s.audit.add(tx.Tenant, run[x])
+		for x := range run {
+			if run[x].tx == nil {
+				// Kept whole above; nothing to add here.
+				continue
 			}
-		case r.audit == nil:
+			if r == nil {
+				s.audit.add(tx.Tenant, run[x].event(id))
+			}
+		}
+		if r == nil {
+			continue
+		}
+		if r.audit == nil && !hasHoles(run) {
 			r.audit = run
-		default:
-			r.audit = append(r.audit, run...)
+			continue
+		}
+		for x := range run {
+			if run[x].tx != nil {
+				r.audit = append(r.audit, run[x])
+			}
 		}
 	}
 }
 
-// deleteEvent is the EntityChange of one entity removed by DeleteModel,
-// recorded in that same critical section.
-func deleteEvent(id, txID [16]byte, at int64, state, user string) storage.AuditEvent {
-	return storage.AuditEvent{EntityID: id, TxID: txID, Time: time.Unix(0, at).UTC(), Kind: storage.AuditEntityChange,
-		Type: storage.AuditDelete, State: state, User: user}
+func hasHoles(run []memEvent) bool {
+	for i := range run {
+		if run[i].tx == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteEvents makes the EntityChange events of one DeleteModel.
+type deleteEvents struct {
+	tx *memTx
+	at int64
+}
+
+func newDeleteEvents(txID [16]byte, user string, at int64) deleteEvents {
+	return deleteEvents{tx: &memTx{id: txID, user: user}, at: at}
+}
+
+func (d deleteEvents) event(state string) memEvent {
+	return memEvent{at: d.at, tx: d.tx, typ: storage.AuditDelete, state: state} // kind 0: EntityChange
 }
 
 // Audits returns the audit trail of this store.
@@ -128,8 +199,10 @@ func newer(a, b *storage.AuditEvent) bool {
 func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent) bool) {
 	if r := a.s.lookup(tenant, id); r != nil {
 		r.part.mu.RLock()
+		var e storage.AuditEvent // one variable: fn copies what it keeps
 		for i := len(r.audit) - 1; i >= 0; i-- {
-			if !fn(&r.audit[i]) {
+			e = r.audit[i].event(id)
+			if !fn(&e) {
 				r.part.mu.RUnlock()
 				return
 			}
@@ -146,7 +219,6 @@ func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent
 		}
 	}
 }
-
 func (a audits) EntityAudit(ctx context.Context, tenant string, id [16]byte, f storage.AuditFilter, offset, limit int) ([]storage.AuditEvent, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err

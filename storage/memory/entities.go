@@ -70,7 +70,7 @@ type rec struct {
 	part *part
 	revs []rev
 	// audit are the entity's audit events in commit order (audit.go).
-	audit []storage.AuditEvent
+	audit []memEvent
 }
 
 type rev struct {
@@ -441,10 +441,11 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 	}
 	at := s.now()
 	n := int64(len(p.live))
+	dels := newDeleteEvents(txID, user, at)
 	for id, r := range p.live {
 		last := r.revs[len(r.revs)-1]
 		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
-		r.audit = append(r.audit, deleteEvent(id, txID, at, last.state, user))
+		r.audit = append(r.audit, dels.event(last.state))
 		delete(p.live, id)
 	}
 	clear(p.states)
