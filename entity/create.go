@@ -177,7 +177,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		}
 		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: state, Data: data, Transition: "loopback"}
 	}
-	if _, err := s.store.Commit(ctx, tx); err != nil {
+	if _, err := s.store.Commit(ctx, withAudit(tx)); err != nil {
 		return Chunk{}, err
 	}
 	return Chunk{TxID: txID, IDs: ids}, nil

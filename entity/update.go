@@ -73,7 +73,7 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 // commitIn commits w in transaction txID, drawn before the workflow ran so
 // the engine could name it.
 func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write) ([16]byte, error) {
-	_, err := s.store.Commit(ctx, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}})
+	_, err := s.store.Commit(ctx, withAudit(&storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}))
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
 	}
@@ -242,7 +242,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			tx.Writes = append(tx.Writes, w)
 			c.IDs = append(c.IDs, e.ID)
 		}
-		if _, err := s.store.Commit(ctx, tx); err != nil {
+		if _, err := s.store.Commit(ctx, withAudit(tx)); err != nil {
 			return Chunk{}, err
 		}
 		return c, nil

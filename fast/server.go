@@ -15,6 +15,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"svc/audit"
 	"svc/config"
 	"svc/entity"
 	"svc/help"
@@ -45,6 +46,8 @@ type Deps struct {
 	Version string
 	// Entities is the entity API (/entity/…, stats); nil leaves it at 501.
 	Entities *entity.Service
+	// Audit is the audit trail API (/audit/…); nil leaves it at 501.
+	Audit *audit.Service
 	// Ready reports whether storage is up, for /readyz.
 	Ready func() bool
 	// Models stores entity models; nil leaves the model API at 501.

@@ -61,6 +61,8 @@ type Tx struct {
 	ID     [16]byte
 	User   string
 	Writes []Write
+	// Audit is written in the same transaction as Writes (storage/audit.go).
+	Audit []AuditEvent
 }
 
 // StateCount is the number of live entities of a model in one state.

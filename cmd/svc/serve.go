@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"svc/audit"
 	"svc/config"
 	"svc/entity"
 	"svc/fast"
@@ -67,6 +68,7 @@ func serve() int {
 		Entities: entitySvc,
 		Search:   searchSvc,
 		Messages: st.Messages,
+		Audit:    audit.New(st.Audits, st.Entities),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

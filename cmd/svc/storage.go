@@ -16,6 +16,8 @@ type stores struct {
 	Models storage.Models
 	// Entities holds entities and their revisions.
 	Entities storage.Entities
+	// Audits reads the audit trail Entities writes with each change.
+	Audits storage.Audits
 	// IAM holds the jwt-mode stores.
 	IAM storage.IAMStores
 	// Search, SearchJobs and Messages serve /search and /message.
@@ -51,6 +53,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		return &stores{
 			Models:   db.Models(),
 			Entities: db.Entities(),
+			Audits:   db.Audits(),
 			IAM:      iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
@@ -65,7 +68,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		}, nil
 	case "memory":
 		ents := memory.NewEntities()
-		return &stores{Models: memory.NewModels(), Entities: ents, IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
+		return &stores{Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)

@@ -27,6 +27,9 @@ type Entities struct {
 	// lastNs makes commit instants strictly increasing across the store,
 	// so an entity's revisions are totally ordered in time.
 	lastNs atomic.Int64
+	// audit holds the events of entities their transaction does not
+	// write (audit.go).
+	audit auditLog
 }
 
 const shardCount = 64
@@ -70,6 +73,8 @@ type rec struct {
 	id   [16]byte
 	part *part
 	revs []rev
+	// audit are the entity's audit events in commit order (audit.go).
+	audit []memEvent
 }
 
 type rev struct {
@@ -264,6 +269,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			p.states[nr.state]++
 		}
 	}
+	s.appendAudit(tx, recs, at)
 	unlock()
 	return time.Unix(0, at).UTC(), nil
 }
@@ -472,9 +478,11 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 	}
 	at := s.now()
 	n := int64(len(p.live))
+	dels := newDeleteEvents(txID, user, at)
 	for id, r := range p.live {
 		last := r.revs[len(r.revs)-1]
 		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
+		r.audit = append(r.audit, dels.event(last.state))
 		delete(p.live, id)
 	}
 	clear(p.states)

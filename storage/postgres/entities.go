@@ -114,7 +114,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			}
 		}
 		w := &tx.Writes[0]
-		if _, err := c.Exec(ctx, insertOne, tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data); err != nil {
+		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data}
+		if len(tx.Audit) > 0 {
+			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
+		}
+		if _, err := c.Exec(ctx, sql, args...); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: inserting entity: %w", err)
 		}
 		return time.Unix(0, now).UTC(), nil
@@ -206,6 +210,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: updating entities: %w", err)
 		}
+	}
+	if err := writeAudit(ctx, ptx, tx, now); err != nil {
+		return time.Time{}, err
 	}
 	if err := storage.Fault(ctx, "written"); err != nil {
 		return time.Time{}, err
@@ -366,8 +373,9 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 			updated_ns = GREATEST($5, updated_ns + 1), doc = NULL
 			WHERE tenant = $1 AND model_name = $2 AND model_version = $3 AND NOT deleted
 			RETURNING id, version, state, created_ns, updated_ns)
-		INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
-		SELECT $1, d.id, d.version, $2, $3, d.state, 'DELETED', $4, '', $6, d.created_ns, d.updated_ns, NULL FROM d`,
+		, r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
+		SELECT $1, d.id, d.version, $2, $3, d.state, 'DELETED', $4, '', $6, d.created_ns, d.updated_ns, NULL FROM d RETURNING id, state, at_ns)
+		`+deleteModelAudit,
 		tenant, model.Name, model.Version, txID, now, user)
 	if err != nil {
 		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: delete model entities: %w", err))
