@@ -43,6 +43,17 @@ func TestMessageAPI(t *testing.T) {
 			if string(got.Content) != `{"a":[1,2.50,"x"],"b":null}` {
 				t.Fatalf("content %s", got.Content)
 			}
+			// GET /message/get/{id} is an alias of GET /message/{id} (DECISIONS),
+			// with the same tenant check.
+			var alias struct {
+				Header  map[string]any  `json:"header"`
+				Content json.RawMessage `json:"content"`
+			}
+			env.call("A", "GET", "/message/get/"+id, nil).ok(t).decode(t, &alias)
+			if alias.Header["messageId"] != "m-1" || string(alias.Content) != string(got.Content) {
+				t.Fatalf("alias answered %+v", alias)
+			}
+			env.call("B", "GET", "/message/get/"+id, nil).problem(t, 404, "ENTITY_NOT_FOUND")
 			// meta-data is read as metaData; no metaData is {}.
 			var c2 []struct{ EntityIDs []string }
 			env.call("A", "POST", "/message/new/s", []byte(`{"payload":null,"meta-data":{"x":1}}`), "Content-Type", "text/plain").ok(t).decode(t, &c2)

@@ -126,6 +126,16 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		}
 		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, h)))
 	}
+	// Aliases outside the wire contract (DECISIONS: GET /message/get/{id}
+	// is GET /message/{id}); they share the operation's handler and access.
+	for _, al := range routeAliases {
+		for i := range s.routes {
+			rt := &s.routes[i]
+			if rt.OpID == al.opID && rt.Handler != nil {
+				r.Handle(rt.Method, cp+al.path, s.instrument(al.path, s.authorize(rt.Access, rt.Handler)))
+			}
+		}
+	}
 	// Served outside the wire contract (api-surface.md 1.3).
 	r.GET("/openapi.json", s.instrument("/openapi.json", s.serveOpenAPI))
 	if err := s.routeDocs(r); err != nil {
@@ -253,3 +263,9 @@ func (s *Server) ServeListeners(ctx context.Context, apiLn, adminLn net.Listener
 type slogPrinter struct{ l *slog.Logger }
 
 func (p slogPrinter) Printf(format string, args ...any) { p.l.Debug(fmt.Sprintf(format, args...)) }
+
+// routeAliases are extra paths for an operation, kept out of the route table
+// so the table stays equal to the wire contract.
+var routeAliases = []struct{ path, opID string }{
+	{"/message/get/{messageId}", "getMessage"},
+}
