@@ -2,6 +2,7 @@ package fast
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"svc/model"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/workflow"
 )
 
 // newAuditEnv is an entity environment whose server also serves the audit
@@ -34,7 +36,10 @@ func newAuditEnv(t testing.TB, engine string) *entityEnv {
 		ms, es, as = memory.NewModels(), m, m.Audits()
 	}
 	msvc := model.New(ms, nil)
-	esvc := entity.New(es, ms, entity.GateOf(msvc))
+	// The engine as serve.go wires it: models without imported workflows
+	// take the no-workflow path.
+	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Log: slog.New(slog.DiscardHandler)}
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)))
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -119,6 +124,7 @@ func TestAuditAPI(t *testing.T) {
 			t.Run("parameters", func(t *testing.T) { auditParameters(t, env) })
 			t.Run("tenant isolation", func(t *testing.T) { auditTenants(t, env) })
 			t.Run("collections and bulk delete", func(t *testing.T) { auditCollections(t, env) })
+			t.Run("workflow engine events", func(t *testing.T) { auditEngine(t, env) })
 		})
 	}
 }
@@ -333,6 +339,64 @@ func auditCollections(t *testing.T, env *entityEnv) {
 			if p.Items[0].ChangeType != "DELETE" || p.Items[0].Actor.LegalID != "A" || p.Items[0].Actor.ID != "u-A" {
 				t.Fatalf("%s after delete by model: %s", id, kinds(p))
 			}
+		}
+	}
+}
+
+// auditEngine: a write that ran an imported workflow records the engine's
+// own events (selection, the automated transition its criterion allowed, a
+// criterion that did not match) in its transaction, not the synthetic
+// START/FINISH pair.
+func auditEngine(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "flowed", 1, `{"n":1}`)
+	wf := `{"version":"1.3","name":"flow","initialState":"NEW","states":{` +
+		`"NEW":{"transitions":[{"name":"settle","next":"SMALL","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"LESS_OR_EQUAL","value":5}},` +
+		`{"name":"promote","next":"BIG","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":5}}]},` +
+		`"BIG":{},"SMALL":{"transitions":[{"name":"grow","next":"BIG","manual":true}]}}}`
+	r := env.call("A", "POST", "/model/flowed/1/workflow/import", []byte(`{"importMode":"REPLACE","workflows":[`+wf+`]}`))
+	if r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	id, tx1 := env.create("A", "flowed", 1, `{"n":9}`)
+
+	var p auditPage
+	env.call("A", "GET", "/audit/entity/"+id, nil).ok(t).decode(t, &p)
+	got := kinds(p)
+	// Newest first: the change, then the engine's run backwards.
+	want := "CREATE STATE_MACHINE_FINISH TRANSITION_MAKE TRANSITION_NOT_MATCH_CRITERION WORKFLOW_FOUND STATE_MACHINE_START"
+	if got != want {
+		t.Fatalf("engine trail:\n got %s\nwant %s", got, want)
+	}
+	for i, it := range p.Items {
+		if it.TransactionID != tx1 || it.EntityID != id {
+			t.Fatalf("item %d: %+v, want transaction %s", i, it, tx1)
+		}
+		if it.AuditEventType == "StateMachine" && (it.Actor != nil || it.State == nil || it.Details == nil) {
+			t.Fatalf("StateMachine %d: %+v", i, it)
+		}
+	}
+	if *p.Items[1].State != "BIG" {
+		t.Fatalf("FINISH state %q", *p.Items[1].State)
+	}
+	var fin auditItem
+	env.call("A", "GET", "/audit/entity/"+id+"/workflow/"+tx1+"/finished", nil).ok(t).decode(t, &fin)
+	if fin.EventType != "STATE_MACHINE_FINISH" || *fin.State != "BIG" {
+		t.Fatalf("finished %+v", fin)
+	}
+
+	// A named transition on an engine-run entity: its TRANSITION_MAKE.
+	id2, _ := env.create("A", "flowed", 1, `{"n":1}`)
+	var res txResult
+	env.call("A", "PUT", "/entity/JSON/"+id2+"/grow", []byte(`{"n":2}`)).ok(t).decode(t, &res)
+	env.call("A", "GET", "/audit/entity/"+id2+"?transactionId="+res.TransactionID, nil).ok(t).decode(t, &p)
+	got = kinds(p)
+	if want := "UPDATE STATE_MACHINE_FINISH TRANSITION_MAKE WORKFLOW_FOUND STATE_MACHINE_START"; got != want {
+		t.Fatalf("transition trail:\n got %s\nwant %s", got, want)
+	}
+	for _, it := range p.Items {
+		if it.EventType == "STATE_MACHINE_START" && *it.Details == "Manual transition started" {
+			t.Fatalf("the synthetic START was recorded: %+v", it)
 		}
 	}
 }
