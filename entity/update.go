@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"strconv"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
@@ -281,16 +282,20 @@ type ModelDeleted struct {
 	ModelID uuid.UUID
 	Matched int64
 	Removed int64
+	// IDs are the matched ids of a conditional delete; empty for delete-all.
+	IDs [][16]byte
 }
 
-// DeleteByModel serves DELETE /entity/{name}/{version} with an empty body:
-// every live entity of the model, in one transaction.
-func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte) (*ModelDeleted, error) {
+// DeleteByModel serves DELETE /entity/{name}/{version}. An empty or
+// whitespace body deletes every live entity of the model in one
+// transaction (at is ignored, as the reference does); a condition body
+// deletes the matching ones, see deleteWhere.
+func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by condition arrives with search; send an empty body to delete every entity of the model")
+		return s.deleteWhere(ctx, a, key, body, at)
 	}
 	txID, err := newTimeID()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
@@ -28,18 +29,20 @@ func newAuditEnv(t testing.TB, engine string) *entityEnv {
 	var ms storage.Models
 	var es storage.Entities
 	var as storage.Audits
+	var sr storage.Searcher
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
-		ms, es, as = db.Models(), db.Entities(), db.Audits()
+		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
 	} else {
 		m := memory.NewEntities()
-		ms, es, as = memory.NewModels(), m, m.Audits()
+		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
 	}
 	msvc := model.New(ms, nil)
 	// The engine as serve.go wires it: models without imported workflows
 	// take the no-workflow path.
 	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Log: slog.New(slog.DiscardHandler)}
-	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)))
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
+		entity.WithConditions(search.New(ms, sr, memory.NewSearchJobs(), search.Options{})))
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -125,6 +128,7 @@ func TestAuditAPI(t *testing.T) {
 			t.Run("tenant isolation", func(t *testing.T) { auditTenants(t, env) })
 			t.Run("collections and bulk delete", func(t *testing.T) { auditCollections(t, env) })
 			t.Run("workflow engine events", func(t *testing.T) { auditEngine(t, env) })
+			t.Run("delete by condition", func(t *testing.T) { auditDeleteWhere(t, env) })
 		})
 	}
 }
@@ -398,5 +402,30 @@ func auditEngine(t *testing.T, env *entityEnv) {
 		if it.EventType == "STATE_MACHINE_START" && *it.Details == "Manual transition started" {
 			t.Fatalf("the synthetic START was recorded: %+v", it)
 		}
+	}
+}
+
+// auditDeleteWhere: each entity a conditional delete removes records its
+// DELETE in the request's one transaction; the others record nothing.
+func auditDeleteWhere(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "culled", 1, `{"n":1}`)
+	gone1, _ := env.create("A", "culled", 1, `{"n":7}`)
+	gone2, _ := env.create("A", "culled", 1, `{"n":8}`)
+	kept, _ := env.create("A", "culled", 1, `{"n":1}`)
+	env.call("A", "DELETE", "/entity/culled/1", []byte(`{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":5}`)).ok(t)
+	var p auditPage
+	var tx string
+	for _, id := range []string{gone1, gone2} {
+		env.call("A", "GET", "/audit/entity/"+id+"?limit=1", nil).ok(t).decode(t, &p)
+		it := p.Items[0]
+		if it.ChangeType != "DELETE" || it.EntityID != id || it.Actor == nil || it.Actor.LegalID != "A" || (tx != "" && it.TransactionID != tx) {
+			t.Fatalf("DELETE of %s: %+v (first transaction %s)", id, it, tx)
+		}
+		tx = it.TransactionID
+	}
+	env.call("A", "GET", "/audit/entity/"+kept, nil).ok(t).decode(t, &p)
+	if got := kinds(p); got != "CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" {
+		t.Fatalf("kept entity's trail: %s", got)
 	}
 }
