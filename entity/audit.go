@@ -14,14 +14,23 @@ const (
 var finishData = []byte(`{"success":true}`)
 
 // withAudit fills tx.Audit with the events of its writes, so Commit stores
-// them in the same transaction as the change: for every write that ran a
-// workflow STATE_MACHINE_START and STATE_MACHINE_FINISH (with the settled
-// state), then its EntityChange. The order is the order of events; the
-// engine stamps them with the commit instant and lists them newest first.
-// Deletes run no workflow and record their EntityChange only.
-func withAudit(tx *storage.Tx) *storage.Tx {
-	if cap(tx.Audit)-len(tx.Audit) < 3*len(tx.Writes) {
-		grown := make([]storage.AuditEvent, len(tx.Audit), len(tx.Audit)+3*len(tx.Writes))
+// them in the same transaction as the change. evs[i], when not nil, holds
+// the state-machine events the workflow engine recorded for write i (its
+// own START ... FINISH, transitions, criteria, processors); they are
+// written as they are, then the EntityChange. A write whose evs[i] is nil
+// (evs may be short or nil) took the no-workflow path and records a
+// synthetic STATE_MACHINE_START and STATE_MACHINE_FINISH (with the settled
+// state), then its EntityChange. Synthetic events carry no time: the store
+// stamps them with the commit instant and lists them newest first; the
+// engine's keep the instant of its run. Deletes run no workflow and record
+// their EntityChange only.
+func withAudit(tx *storage.Tx, evs [][]storage.AuditEvent) *storage.Tx {
+	need := 3 * len(tx.Writes)
+	for _, e := range evs {
+		need += len(e)
+	}
+	if cap(tx.Audit)-len(tx.Audit) < need {
+		grown := make([]storage.AuditEvent, len(tx.Audit), len(tx.Audit)+need)
 		copy(grown, tx.Audit)
 		tx.Audit = grown
 	}
@@ -38,11 +47,15 @@ func withAudit(tx *storage.Tx) *storage.Tx {
 		case w.Transition != "" && w.Transition != "loopback":
 			start = detailsTransitionStart
 		}
-		tx.Audit = append(tx.Audit,
-			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: w.State, Details: start},
-			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: w.State, Details: detailsFinish, Data: finishData},
-			storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: change, State: w.State},
-		)
+		if i < len(evs) && evs[i] != nil {
+			tx.Audit = append(tx.Audit, evs[i]...)
+		} else {
+			tx.Audit = append(tx.Audit,
+				storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: w.State, Details: start},
+				storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: w.State, Details: detailsFinish, Data: finishData},
+			)
+		}
+		tx.Audit = append(tx.Audit, storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: change, State: w.State})
 	}
 	return tx
 }

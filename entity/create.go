@@ -164,20 +164,27 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
 	ids := make([][16]byte, len(items))
+	var evs [][]storage.AuditEvent
 	for i, it := range items {
 		if ids[i], err = newTimeID(); err != nil {
 			return Chunk{}, err
 		}
-		state, data, err := s.onCreate(ctx, a.Tenant, it.model, ids[i], txID, it.data)
+		st, err := s.onCreate(ctx, a.Tenant, it.model, ids[i], txID, it.data)
 		if err != nil {
 			if prefix {
 				err = itemErr(base+i, err)
 			}
 			return Chunk{}, err
 		}
-		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: state, Data: data, Transition: "loopback"}
+		if st.Events != nil {
+			if evs == nil {
+				evs = make([][]storage.AuditEvent, len(items))
+			}
+			evs[i] = st.Events
+		}
+		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: st.State, Data: st.Data, Transition: "loopback"}
 	}
-	if _, err := s.store.Commit(ctx, withAudit(tx)); err != nil {
+	if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
 		return Chunk{}, err
 	}
 	return Chunk{TxID: txID, IDs: ids}, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/audit"
 	"svc/iam"
 	"svc/storage"
 	"svc/workflow"
@@ -19,9 +20,9 @@ import (
 // path, which behaves the same without the engine's cost.
 //
 // It also takes the entity's id and the writing transaction's id, see
-// identifiedWorkflow. What the seam does not carry yet: the engine's audit
-// events (no audit store in storage.Tx) and scheduled transitions (no
-// scheduler).
+// identifiedWorkflow, and hands back the engine's state-machine events,
+// which the write records in its own transaction (withAudit). What the
+// seam does not carry yet: scheduled transitions (no scheduler).
 type EngineWorkflow struct {
 	Engine *workflow.Engine
 	Sets   *workflow.SetCache
@@ -58,63 +59,97 @@ func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte
 
 // identifiedWorkflow is a Workflow that also wants the entity's id and the
 // writing transaction's id (zero when not known yet), for criteria on them
-// and for compute-member requests. The service prefers it when the
-// configured Workflow implements it.
+// and for compute-member requests, and that reports the state-machine
+// events of its run (nil when it took the no-workflow path). The service
+// prefers it when the configured Workflow implements it.
 type identifiedWorkflow interface {
-	OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error)
-	OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error)
+	OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (settled, error)
+	OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (settled, error)
 }
 
-func (s *Service) onCreate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error) {
+// settled is the result of a workflow run: the state and data to write
+// and, when an engine ran, its events for the audit trail.
+type settled struct {
+	State  string
+	Data   []byte
+	Events []storage.AuditEvent
+}
+
+func (s *Service) onCreate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (settled, error) {
 	if w, ok := s.wf.(identifiedWorkflow); ok {
 		return w.OnCreateEntity(ctx, tenant, m, id, txID, data)
 	}
-	return s.wf.OnCreate(ctx, tenant, m, data)
+	state, out, err := s.wf.OnCreate(ctx, tenant, m, data)
+	return settled{State: state, Data: out}, err
 }
 
-func (s *Service) onUpdate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error) {
+func (s *Service) onUpdate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (settled, error) {
 	if w, ok := s.wf.(identifiedWorkflow); ok {
 		return w.OnUpdateEntity(ctx, tenant, m, id, txID, state, transition, data)
 	}
-	return s.wf.OnUpdate(ctx, tenant, m, state, transition, data)
+	st, out, err := s.wf.OnUpdate(ctx, tenant, m, state, transition, data)
+	return settled{State: st, Data: out}, err
+}
+
+// engineSettled is the outcome of an engine run as a settled write. An id
+// unknown to the run (zero) leaves its events out: they could not name
+// the entity.
+func engineSettled(out *workflow.Outcome, r *workflow.Run) (settled, error) {
+	st := settled{State: out.State, Data: r.Entity.Data}
+	if r.Entity.Meta.ID == "" {
+		return st, nil
+	}
+	evs, err := audit.FromWorkflow(out.Events)
+	if err != nil {
+		return settled{}, err
+	}
+	if evs == nil {
+		evs = []storage.AuditEvent{}
+	}
+	st.Events = evs
+	return st, nil
 }
 
 // OnCreate implements Workflow (no id known).
 func (w *EngineWorkflow) OnCreate(ctx context.Context, tenant string, m *storage.Model, data []byte) (string, []byte, error) {
-	return w.OnCreateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, data)
+	st, err := w.OnCreateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, data)
+	return st.State, st.Data, err
 }
 
 // OnCreateEntity implements identifiedWorkflow.
-func (w *EngineWorkflow) OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (string, []byte, error) {
+func (w *EngineWorkflow) OnCreateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (settled, error) {
 	if !imported(m) {
-		return DefaultWorkflow{}.OnCreate(ctx, tenant, m, data)
+		state, out, err := DefaultWorkflow{}.OnCreate(ctx, tenant, m, data)
+		return settled{State: state, Data: out}, err
 	}
 	set, err := w.set(tenant, m)
 	if err != nil {
-		return "", nil, err
+		return settled{}, err
 	}
 	r := run(ctx, tenant, m, id, txID, "", data)
 	out, err := w.Engine.Create(ctx, set, r)
 	if err != nil {
-		return "", nil, err
+		return settled{}, err
 	}
-	return out.State, r.Entity.Data, nil
+	return engineSettled(out, r)
 }
 
 // OnUpdate implements Workflow (no id known).
 func (w *EngineWorkflow) OnUpdate(ctx context.Context, tenant string, m *storage.Model, state, transition string, data []byte) (string, []byte, error) {
-	return w.OnUpdateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, state, transition, data)
+	st, err := w.OnUpdateEntity(ctx, tenant, m, [16]byte{}, [16]byte{}, state, transition, data)
+	return st.State, st.Data, err
 }
 
 // OnUpdateEntity implements identifiedWorkflow: the loopback when
 // transition is "", else the named transition, then the cascade.
-func (w *EngineWorkflow) OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (string, []byte, error) {
+func (w *EngineWorkflow) OnUpdateEntity(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, state, transition string, data []byte) (settled, error) {
 	if !imported(m) {
-		return DefaultWorkflow{}.OnUpdate(ctx, tenant, m, state, transition, data)
+		st, out, err := DefaultWorkflow{}.OnUpdate(ctx, tenant, m, state, transition, data)
+		return settled{State: st, Data: out}, err
 	}
 	set, err := w.set(tenant, m)
 	if err != nil {
-		return "", nil, err
+		return settled{}, err
 	}
 	r := run(ctx, tenant, m, id, txID, state, data)
 	var out *workflow.Outcome
@@ -124,9 +159,9 @@ func (w *EngineWorkflow) OnUpdateEntity(ctx context.Context, tenant string, m *s
 		out, err = w.Engine.Transition(ctx, set, r, transition)
 	}
 	if err != nil {
-		return "", nil, err
+		return settled{}, err
 	}
-	return out.State, r.Entity.Data, nil
+	return engineSettled(out, r)
 }
 
 // Transitions implements Workflow: the fireable transitions of state in

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"strconv"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
@@ -41,11 +42,12 @@ func transitionName(t string) string {
 }
 
 // revise validates data for e's model, runs the workflow and builds the
-// write; strict validation never widens the model (merge patch).
-func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [16]byte, transition string, data []byte, strict bool) (storage.Write, error) {
+// write, with the engine's events when it ran; strict validation never
+// widens the model (merge patch).
+func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [16]byte, transition string, data []byte, strict bool) (storage.Write, []storage.AuditEvent, error) {
 	m, err := s.model(ctx, a.Tenant, e.Model)
 	if err != nil {
-		return storage.Write{}, err
+		return storage.Write{}, nil, err
 	}
 	if sg, ok := s.gate.(StrictGate); ok && strict {
 		err = sg.Validate(ctx, a.Tenant, e.Model, data)
@@ -53,13 +55,13 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [
 		err = s.gate.Admit(ctx, a.Tenant, e.Model, [][]byte{data})
 	}
 	if err != nil {
-		return storage.Write{}, err
+		return storage.Write{}, nil, err
 	}
-	state, out, err := s.onUpdate(ctx, a.Tenant, m, e.ID, txID, e.State, transition, data)
+	st, err := s.onUpdate(ctx, a.Tenant, m, e.ID, txID, e.State, transition, data)
 	if err != nil {
-		return storage.Write{}, err
+		return storage.Write{}, nil, err
 	}
-	return storage.Write{ID: e.ID, Model: e.Model, State: state, Data: out, Transition: transitionName(transition), ExpectVersion: e.Version}, nil
+	return storage.Write{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: transitionName(transition), ExpectVersion: e.Version}, st.Events, nil
 }
 
 func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]byte, error) {
@@ -67,13 +69,13 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	if err != nil {
 		return txID, err
 	}
-	return s.commitIn(ctx, a, txID, w)
+	return s.commitIn(ctx, a, txID, w, nil)
 }
 
 // commitIn commits w in transaction txID, drawn before the workflow ran so
-// the engine could name it.
-func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write) ([16]byte, error) {
-	_, err := s.store.Commit(ctx, withAudit(&storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}))
+// the engine could name it; evs are the engine's events of w, if it ran.
+func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write, evs []storage.AuditEvent) ([16]byte, error) {
+	_, err := s.store.Commit(ctx, withAudit(&storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
 	}
@@ -107,11 +109,11 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if err != nil {
 		return txID, err
 	}
-	w, err := s.revise(ctx, a, e, txID, transition, doc, false)
+	w, evs, err := s.revise(ctx, a, e, txID, transition, doc, false)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w)
+	return s.commitIn(ctx, a, txID, w, evs)
 }
 
 // Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
@@ -155,11 +157,11 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if err != nil {
 		return txID, err
 	}
-	w, err := s.revise(ctx, a, e, txID, transition, merged, true)
+	w, evs, err := s.revise(ctx, a, e, txID, transition, merged, true)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w)
+	return s.commitIn(ctx, a, txID, w, evs)
 }
 
 type updateItem struct {
@@ -210,6 +212,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			return Chunk{}, err
 		}
 		tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+		var evs [][]storage.AuditEvent // per write, parallel to tx.Writes
 		c := Chunk{TxID: txID, IDs: [][16]byte{}}
 		// Several saves of one entity in a transaction make one revision.
 		pending := map[[16]byte]int{}
@@ -230,19 +233,24 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			if p, ok := pending[e.ID]; ok {
 				e.State = tx.Writes[p].State
 			}
-			w, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false)
+			w, wevs, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false)
 			if err != nil {
 				return Chunk{}, itemErr(i, err)
 			}
 			if p, ok := pending[e.ID]; ok {
 				tx.Writes[p].State, tx.Writes[p].Data, tx.Writes[p].Transition = w.State, w.Data, w.Transition
+				// Every run of the revision is on the trail, in order.
+				if wevs != nil || evs[p] != nil {
+					evs[p] = append(evs[p], wevs...)
+				}
 				continue
 			}
 			pending[e.ID] = len(tx.Writes)
 			tx.Writes = append(tx.Writes, w)
+			evs = append(evs, wevs)
 			c.IDs = append(c.IDs, e.ID)
 		}
-		if _, err := s.store.Commit(ctx, withAudit(tx)); err != nil {
+		if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
 			return Chunk{}, err
 		}
 		return c, nil
@@ -274,16 +282,20 @@ type ModelDeleted struct {
 	ModelID uuid.UUID
 	Matched int64
 	Removed int64
+	// IDs are the matched ids of a conditional delete; empty for delete-all.
+	IDs [][16]byte
 }
 
-// DeleteByModel serves DELETE /entity/{name}/{version} with an empty body:
-// every live entity of the model, in one transaction.
-func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte) (*ModelDeleted, error) {
+// DeleteByModel serves DELETE /entity/{name}/{version}. An empty or
+// whitespace body deletes every live entity of the model in one
+// transaction (at is ignored, as the reference does); a condition body
+// deletes the matching ones, see deleteWhere.
+func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by condition arrives with search; send an empty body to delete every entity of the model")
+		return s.deleteWhere(ctx, a, key, body, at)
 	}
 	txID, err := newTimeID()
 	if err != nil {

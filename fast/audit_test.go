@@ -2,6 +2,7 @@ package fast
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,8 +16,10 @@ import (
 	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/workflow"
 )
 
 // newAuditEnv is an entity environment whose server also serves the audit
@@ -26,15 +29,20 @@ func newAuditEnv(t testing.TB, engine string) *entityEnv {
 	var ms storage.Models
 	var es storage.Entities
 	var as storage.Audits
+	var sr storage.Searcher
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
-		ms, es, as = db.Models(), db.Entities(), db.Audits()
+		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
 	} else {
 		m := memory.NewEntities()
-		ms, es, as = memory.NewModels(), m, m.Audits()
+		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
 	}
 	msvc := model.New(ms, nil)
-	esvc := entity.New(es, ms, entity.GateOf(msvc))
+	// The engine as serve.go wires it: models without imported workflows
+	// take the no-workflow path.
+	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Log: slog.New(slog.DiscardHandler)}
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
+		entity.WithConditions(search.New(ms, sr, memory.NewSearchJobs(), search.Options{})))
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -119,6 +127,8 @@ func TestAuditAPI(t *testing.T) {
 			t.Run("parameters", func(t *testing.T) { auditParameters(t, env) })
 			t.Run("tenant isolation", func(t *testing.T) { auditTenants(t, env) })
 			t.Run("collections and bulk delete", func(t *testing.T) { auditCollections(t, env) })
+			t.Run("workflow engine events", func(t *testing.T) { auditEngine(t, env) })
+			t.Run("delete by condition", func(t *testing.T) { auditDeleteWhere(t, env) })
 		})
 	}
 }
@@ -334,5 +344,88 @@ func auditCollections(t *testing.T, env *entityEnv) {
 				t.Fatalf("%s after delete by model: %s", id, kinds(p))
 			}
 		}
+	}
+}
+
+// auditEngine: a write that ran an imported workflow records the engine's
+// own events (selection, the automated transition its criterion allowed, a
+// criterion that did not match) in its transaction, not the synthetic
+// START/FINISH pair.
+func auditEngine(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "flowed", 1, `{"n":1}`)
+	wf := `{"version":"1.3","name":"flow","initialState":"NEW","states":{` +
+		`"NEW":{"transitions":[{"name":"settle","next":"SMALL","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"LESS_OR_EQUAL","value":5}},` +
+		`{"name":"promote","next":"BIG","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":5}}]},` +
+		`"BIG":{},"SMALL":{"transitions":[{"name":"grow","next":"BIG","manual":true}]}}}`
+	r := env.call("A", "POST", "/model/flowed/1/workflow/import", []byte(`{"importMode":"REPLACE","workflows":[`+wf+`]}`))
+	if r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	id, tx1 := env.create("A", "flowed", 1, `{"n":9}`)
+
+	var p auditPage
+	env.call("A", "GET", "/audit/entity/"+id, nil).ok(t).decode(t, &p)
+	got := kinds(p)
+	// Newest first: the change, then the engine's run backwards.
+	want := "CREATE STATE_MACHINE_FINISH TRANSITION_MAKE TRANSITION_NOT_MATCH_CRITERION WORKFLOW_FOUND STATE_MACHINE_START"
+	if got != want {
+		t.Fatalf("engine trail:\n got %s\nwant %s", got, want)
+	}
+	for i, it := range p.Items {
+		if it.TransactionID != tx1 || it.EntityID != id {
+			t.Fatalf("item %d: %+v, want transaction %s", i, it, tx1)
+		}
+		if it.AuditEventType == "StateMachine" && (it.Actor != nil || it.State == nil || it.Details == nil) {
+			t.Fatalf("StateMachine %d: %+v", i, it)
+		}
+	}
+	if *p.Items[1].State != "BIG" {
+		t.Fatalf("FINISH state %q", *p.Items[1].State)
+	}
+	var fin auditItem
+	env.call("A", "GET", "/audit/entity/"+id+"/workflow/"+tx1+"/finished", nil).ok(t).decode(t, &fin)
+	if fin.EventType != "STATE_MACHINE_FINISH" || *fin.State != "BIG" {
+		t.Fatalf("finished %+v", fin)
+	}
+
+	// A named transition on an engine-run entity: its TRANSITION_MAKE.
+	id2, _ := env.create("A", "flowed", 1, `{"n":1}`)
+	var res txResult
+	env.call("A", "PUT", "/entity/JSON/"+id2+"/grow", []byte(`{"n":2}`)).ok(t).decode(t, &res)
+	env.call("A", "GET", "/audit/entity/"+id2+"?transactionId="+res.TransactionID, nil).ok(t).decode(t, &p)
+	got = kinds(p)
+	if want := "UPDATE STATE_MACHINE_FINISH TRANSITION_MAKE WORKFLOW_FOUND STATE_MACHINE_START"; got != want {
+		t.Fatalf("transition trail:\n got %s\nwant %s", got, want)
+	}
+	for _, it := range p.Items {
+		if it.EventType == "STATE_MACHINE_START" && *it.Details == "Manual transition started" {
+			t.Fatalf("the synthetic START was recorded: %+v", it)
+		}
+	}
+}
+
+// auditDeleteWhere: each entity a conditional delete removes records its
+// DELETE in the request's one transaction; the others record nothing.
+func auditDeleteWhere(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "culled", 1, `{"n":1}`)
+	gone1, _ := env.create("A", "culled", 1, `{"n":7}`)
+	gone2, _ := env.create("A", "culled", 1, `{"n":8}`)
+	kept, _ := env.create("A", "culled", 1, `{"n":1}`)
+	env.call("A", "DELETE", "/entity/culled/1", []byte(`{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":5}`)).ok(t)
+	var p auditPage
+	var tx string
+	for _, id := range []string{gone1, gone2} {
+		env.call("A", "GET", "/audit/entity/"+id+"?limit=1", nil).ok(t).decode(t, &p)
+		it := p.Items[0]
+		if it.ChangeType != "DELETE" || it.EntityID != id || it.Actor == nil || it.Actor.LegalID != "A" || (tx != "" && it.TransactionID != tx) {
+			t.Fatalf("DELETE of %s: %+v (first transaction %s)", id, it, tx)
+		}
+		tx = it.TransactionID
+	}
+	env.call("A", "GET", "/audit/entity/"+kept, nil).ok(t).decode(t, &p)
+	if got := kinds(p); got != "CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" {
+		t.Fatalf("kept entity's trail: %s", got)
 	}
 }

@@ -352,7 +352,13 @@ func (h *entityAPI) deleteByModel(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	d, err := h.svc.DeleteByModel(ctx, actorOf(ctx), key, b)
+	// pointInTime selects as of an instant; only a condition body uses it.
+	at, err := queryInstant(ctx, "pointInTime")
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	d, err := h.svc.DeleteByModel(ctx, actorOf(ctx), key, b, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -367,7 +373,14 @@ func (h *entityAPI) deleteByModel(ctx *fasthttp.RequestCtx) {
 		b = strconv.AppendInt(b, d.Removed, 10)
 		b = append(b, '}')
 		if verbose {
-			b = append(b, `,"ids":[]`...)
+			b = append(b, `,"ids":[`...)
+			for i, id := range d.IDs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendUUID(b, id)
+			}
+			b = append(b, ']')
 		}
 		return append(b, '}')
 	})

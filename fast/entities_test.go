@@ -26,6 +26,7 @@ func TestEntityAPI(t *testing.T) {
 			t.Run("tenant isolation", func(t *testing.T) { entityTenantIsolation(t, env) })
 			t.Run("stats", func(t *testing.T) { entityStats(t, env) })
 			t.Run("concurrent writers", func(t *testing.T) { entityConcurrentWriters(t, env) })
+			t.Run("delete by condition", func(t *testing.T) { entityDeleteWhere(t, env) })
 		})
 	}
 }
@@ -515,4 +516,94 @@ func entityConcurrentWriters(t *testing.T, env *entityEnv) {
 		t.Errorf("%d revisions after %d acknowledged updates: a write was lost or invented", len(cs), codes[200])
 	}
 	t.Logf("concurrent PUTs: %v", codes)
+}
+
+type deleteResult struct {
+	ModelID string `json:"entityModelClassId"`
+	Result  struct {
+		IDToError map[string]any `json:"idToError"`
+		Matched   int            `json:"numberOfEntitites"`
+		Removed   int            `json:"numberOfEntititesRemoved"`
+	} `json:"deleteResult"`
+	IDs []string `json:"ids"`
+}
+
+// entityDeleteWhere: DELETE /entity/{name}/{version} with a condition body
+// deletes the matching live entities in one transaction, selected now or
+// as of pointInTime, and reports what it matched.
+func entityDeleteWhere(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	env.lockedModel("A", "pet", 1, `{"name":"x","age":1}`)
+	ids := make([]string, 6)
+	for i := 1; i <= 5; i++ {
+		ids[i], _ = env.create("A", "pet", 1, fmt.Sprintf(`{"name":"p%d","age":%d}`, i, i))
+	}
+	cond := func(op string, v int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"simple","jsonPath":"$.age","operatorType":"%s","value":%d}`, op, v))
+	}
+
+	// Errors: nothing is deleted.
+	env.call("A", "DELETE", "/entity/pet/1", []byte(`{"type":"simple","jsonPath":`)).problem(t, 400, "INVALID_CONDITION")
+	env.call("A", "DELETE", "/entity/pet/1", []byte(`{"type":"simple","jsonPath":"$.nope","operatorType":"EQUALS","value":1}`)).
+		problem(t, 400, "INVALID_FIELD_PATH")
+	env.call("A", "DELETE", "/entity/pet/1", []byte(`{"type":"simple","jsonPath":"$.age","operatorType":"GREATER_THAN","value":"old"}`)).
+		problem(t, 400, "CONDITION_TYPE_MISMATCH")
+	env.call("A", "DELETE", "/entity/nope/1", cond("EQUALS", 1)).problem(t, 404, "MODEL_NOT_FOUND")
+	env.call("B", "DELETE", "/entity/pet/1", cond("EQUALS", 1)).problem(t, 404, "MODEL_NOT_FOUND")
+	env.call("A", "DELETE", "/entity/pet/1?pointInTime=yesterday", cond("EQUALS", 1)).problem(t, 400, "BAD_REQUEST")
+	if n := env.count("A", "pet", 1); n != 5 {
+		t.Fatalf("count after refused deletes %d", n)
+	}
+
+	// age >= 4: two matched and removed, their ids listed when verbose.
+	var dr deleteResult
+	env.call("A", "DELETE", "/entity/pet/1?verbose=true", cond("GREATER_OR_EQUAL", 4)).ok(t).decode(t, &dr)
+	sort.Strings(dr.IDs)
+	want := []string{ids[4], ids[5]}
+	sort.Strings(want)
+	if dr.Result.Matched != 2 || dr.Result.Removed != 2 || strings.Join(dr.IDs, ",") != strings.Join(want, ",") ||
+		dr.Result.IDToError == nil || dr.ModelID != uuid.NewSHA1(uuid.NameSpaceURL, []byte("pet.1")).String() {
+		t.Fatalf("conditional delete: %+v want ids %v", dr, want)
+	}
+	env.call("A", "GET", "/entity/"+ids[4], nil).problem(t, 404, "ENTITY_NOT_FOUND")
+	if e := env.get("A", "/entity/"+ids[3]); e.Meta.ID != ids[3] {
+		t.Fatalf("a non-matching entity is gone: %+v", e.Meta)
+	}
+	if n := env.count("A", "pet", 1); n != 3 {
+		t.Fatalf("count after conditional delete %d", n)
+	}
+
+	// As of an instant: p1 changed since (it no longer matches now, but
+	// is deleted as it is now), p2 deleted since (matched, skipped).
+	time.Sleep(5 * time.Millisecond)
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(5 * time.Millisecond)
+	env.call("A", "PUT", "/entity/JSON/"+ids[1], []byte(`{"name":"p1","age":10}`)).ok(t)
+	env.call("A", "DELETE", "/entity/"+ids[2], nil).ok(t)
+	dr = deleteResult{}
+	env.call("A", "DELETE", "/entity/pet/1?verbose=true", cond("LESS_OR_EQUAL", 2)).ok(t).decode(t, &dr)
+	if dr.Result.Matched != 0 || dr.Result.Removed != 0 || dr.IDs == nil || len(dr.IDs) != 0 {
+		t.Fatalf("nothing matches now: %+v", dr)
+	}
+	dr = deleteResult{}
+	env.call("A", "DELETE", "/entity/pet/1?verbose=true&pointInTime="+url.QueryEscape(at), cond("LESS_OR_EQUAL", 2)).ok(t).decode(t, &dr)
+	sort.Strings(dr.IDs)
+	want = []string{ids[1], ids[2]}
+	sort.Strings(want)
+	if dr.Result.Matched != 2 || dr.Result.Removed != 1 || strings.Join(dr.IDs, ",") != strings.Join(want, ",") {
+		t.Fatalf("delete as of %s: %+v want ids %v", at, dr, want)
+	}
+	env.call("A", "GET", "/entity/"+ids[1], nil).problem(t, 404, "ENTITY_NOT_FOUND")
+	if n := env.count("A", "pet", 1); n != 1 {
+		t.Fatalf("count after delete as of an instant %d", n)
+	}
+
+	// Without verbose there is no ids member.
+	r := env.call("A", "DELETE", "/entity/pet/1", cond("EQUALS", 3))
+	if r.status != 200 || strings.Contains(string(r.body), `"ids"`) {
+		t.Fatalf("non-verbose: %d %s", r.status, r.body)
+	}
+	if n := env.count("A", "pet", 1); n != 0 {
+		t.Fatalf("count at the end %d", n)
+	}
 }
