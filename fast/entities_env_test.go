@@ -3,20 +3,15 @@ package fast
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"svc/config"
@@ -26,6 +21,7 @@ import (
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/pgtest"
 	"svc/storage/postgres"
 )
 
@@ -55,46 +51,16 @@ type entityEnv struct {
 	svc    *entity.Service
 }
 
-func entityTestPGURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
 // newEntityPostgres creates a uniquely named database for one test and
 // drops it when the test ends.
 func newEntityPostgres(t testing.TB) *postgres.DB {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, entityTestPGURL())
-	if err != nil {
-		t.Fatalf("postgres tests need a server at SVC_TEST_POSTGRES_URL (%s): %v", entityTestPGURL(), err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "svc_test_fastentity_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(entityTestPGURL())
-	u.Path = "/" + name
-	db, err := postgres.Open(ctx, postgres.Options{URL: u.String(), MaxConns: 8, AcquireTimeout: 5 * time.Second,
+	db, err := postgres.Open(context.Background(), postgres.Options{URL: pgtest.New(t, "fastentity"), MaxConns: 8, AcquireTimeout: 5 * time.Second,
 		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping test database: %v", err)
-		}
-		admin.Close(ctx)
-	})
+	t.Cleanup(db.Close)
 	return db
 }
 

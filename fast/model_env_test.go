@@ -3,21 +3,16 @@ package fast
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"svc/config"
@@ -25,6 +20,7 @@ import (
 	"svc/model"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/pgtest"
 	"svc/storage/postgres"
 )
 
@@ -75,47 +71,17 @@ type modelEnv struct {
 	client   *http.Client
 }
 
-func pgTestURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
 // newPostgresModels creates a uniquely named database for one top-level
 // test and drops it when the test ends (the fast package has no TestMain
 // of its own, so areas sharing it do not collide on one).
 func newPostgresModels(t testing.TB) storage.Models {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, pgTestURL())
-	if err != nil {
-		t.Fatalf("postgres tests need a server at SVC_TEST_POSTGRES_URL (%s): %v", pgTestURL(), err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "svc_test_fastmodel_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(pgTestURL())
-	u.Path = "/" + name
-	db, err := postgres.Open(ctx, postgres.Options{URL: u.String(), MaxConns: 8, AcquireTimeout: 5 * time.Second,
+	db, err := postgres.Open(context.Background(), postgres.Options{URL: pgtest.New(t, "fastmodel"), MaxConns: 8, AcquireTimeout: 5 * time.Second,
 		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping test database: %v", err)
-		}
-		admin.Close(ctx)
-	})
+	t.Cleanup(db.Close)
 	return db.Models()
 }
 

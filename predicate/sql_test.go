@@ -2,64 +2,25 @@ package predicate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	mrand "math/rand/v2"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"svc/storage/pgtest"
+
 	json "github.com/goccy/go-json"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-func testURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
 var testDBURL string
 
-// TestMain gives the package its own database for the SQL tests and drops
-// it afterwards. Without a server the SQL tests are skipped, so the parser,
-// evaluator and fuzz targets still run anywhere.
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	admin, err := pgx.Connect(ctx, testURL())
-	if err != nil {
-		cancel()
-		fmt.Fprintf(os.Stderr, "predicate: no PostgreSQL at %s (%v); SQL tests skip\n", testURL(), err)
-		os.Exit(m.Run())
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "svc_test_predicate_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	u, _ := url.Parse(testURL())
-	u.Path = "/" + name
-	testDBURL = u.String()
-	cancel()
-
-	code := m.Run()
-
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-		fmt.Fprintln(os.Stderr, "dropping test database:", err)
-	}
-	admin.Close(ctx)
-	os.Exit(code)
-}
+// TestMain gives the package its own database and drops it afterwards.
+func TestMain(m *testing.M) { pgtest.Main(m, "predicate", &testDBURL) }
 
 var testCols = SQLColumns{Doc: "doc", ID: "id::text", State: "state", Transition: "transition",
 	TransactionID: "tx", Created: "created_at", LastUpdated: "updated_at"}

@@ -2,15 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,42 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"svc/storage/pgtest"
 )
-
-func crashTestPGURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
 
 // crashTestDatabase creates a database for one test and drops it after.
 func crashTestDatabase(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, crashTestPGURL())
-	if err != nil {
-		t.Fatalf("postgres tests need a server at SVC_TEST_POSTGRES_URL: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "svc_test_crash_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping test database: %v", err)
-		}
-		admin.Close(ctx)
-	})
-	u, _ := url.Parse(crashTestPGURL())
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.New(t, "crash")
 }
 
 func startCrashSvc(t *testing.T, bin, dbURL string, httpPort, adminPort int) *exec.Cmd {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -12,7 +11,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,41 +18,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-	"github.com/jackc/pgx/v5"
-)
+	"svc/storage/pgtest"
 
-func fedPostgresURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
+	"github.com/golang-jwt/jwt/v5"
+)
 
 // fedTempDatabase creates a uniquely named database and drops it after t.
 func fedTempDatabase(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, fedPostgresURL())
-	if err != nil {
-		t.Skipf("no PostgreSQL at SVC_TEST_POSTGRES_URL: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := fmt.Sprintf("svc_test_cmd_fed_%x", b)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, _ := url.Parse(fedPostgresURL())
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.New(t, "cmd_fed")
 }
 
 // TestFederationSurvivesRestartOnPostgres runs the real binary in jwt mode

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,40 +18,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"svc/storage/pgtest"
 )
-
-func testPostgresURL() string {
-	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
 
 // scratchDatabase creates a uniquely named database and drops it after t.
 func scratchDatabase(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, testPostgresURL())
-	if err != nil {
-		t.Skipf("no PostgreSQL at SVC_TEST_POSTGRES_URL: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "svc_test_jwt_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, _ := url.Parse(testPostgresURL())
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.New(t, "jwt")
 }
 
 type jwtProc struct {

@@ -1,0 +1,94 @@
+// Package pgtest gives tests their own PostgreSQL database: each test
+// package (Main) or test (New) creates a uniquely named database on the
+// server at SVC_TEST_POSTGRES_URL and drops it afterwards, so packages and
+// concurrent runs never share state.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// URL is the server tests use: SVC_TEST_POSTGRES_URL, or the local default.
+func URL() string {
+	if u := os.Getenv("SVC_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// Create makes a database named svc_test_<prefix>_<random> and returns its
+// URL and a function that drops it (FORCE, so open pools do not block it).
+func Create(prefix string) (dbURL string, drop func() error, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, URL())
+	if err != nil {
+		return "", nil, fmt.Errorf("tests need a PostgreSQL server at SVC_TEST_POSTGRES_URL (%s): %w", URL(), err)
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		admin.Close(ctx)
+		return "", nil, fmt.Errorf("naming the test database: %w", err)
+	}
+	name := "svc_test_" + prefix + "_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		return "", nil, fmt.Errorf("creating test database %s: %w", name, err)
+	}
+	u, err := url.Parse(URL())
+	if err != nil {
+		admin.Close(ctx)
+		return "", nil, fmt.Errorf("parsing SVC_TEST_POSTGRES_URL: %w", err)
+	}
+	u.Path = "/" + name
+	drop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("dropping test database %s: %w", name, err)
+		}
+		return nil
+	}
+	return u.String(), drop, nil
+}
+
+// Main is a TestMain body: it creates the package's database, stores its
+// URL in *dst, runs the tests, drops the database and exits.
+func Main(m *testing.M, prefix string, dst *string) {
+	dbURL, drop, err := Create(prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*dst = dbURL
+	code := m.Run()
+	if err := drop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// New creates a database for one test and drops it when the test ends.
+func New(t testing.TB, prefix string) string {
+	t.Helper()
+	dbURL, drop, err := Create(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return dbURL
+}
