@@ -152,49 +152,31 @@ func (h *entityAPI) send(ctx *fasthttp.RequestCtx, fill func([]byte) []byte) {
 func (h *entityAPI) fail(ctx *fasthttp.RequestCtx, err error) { h.s.writeError(ctx, err) }
 
 func (h *entityAPI) create(ctx *fasthttp.RequestCtx) {
-	w, err := window(ctx)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
 	key, err := entityKey(ctx)
 	if err != nil {
 		h.fail(ctx, err)
 		return
 	}
-	b, err := body(ctx)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	res, err := h.svc.Create(ctx, actorOf(ctx), key, routeParam(ctx, "format"), b, w)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	h.send(ctx, func(b []byte) []byte { return appendResult(b, res) })
+	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
+		return h.svc.Create(ctx, actorOf(ctx), key, routeParam(ctx, "format"), b, w)
+	})
 }
 
 func (h *entityAPI) createCollection(ctx *fasthttp.RequestCtx) {
-	w, err := window(ctx)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	b, err := body(ctx)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	res, err := h.svc.CreateCollection(ctx, actorOf(ctx), b, w)
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	h.send(ctx, func(b []byte) []byte { return appendResult(b, res) })
+	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
+		return h.svc.CreateCollection(ctx, actorOf(ctx), b, w)
+	})
 }
 
 func (h *entityAPI) updateCollection(ctx *fasthttp.RequestCtx) {
+	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
+		return h.svc.UpdateCollection(ctx, actorOf(ctx), routeParam(ctx, "format"), b, w)
+	})
+}
+
+// chunked serves the writes that take a body and a transactionWindow and
+// answer with the per-chunk result shape.
+func (h *entityAPI) chunked(ctx *fasthttp.RequestCtx, run func(body []byte, window int) (*entity.Result, error)) {
 	w, err := window(ctx)
 	if err != nil {
 		h.fail(ctx, err)
@@ -205,7 +187,7 @@ func (h *entityAPI) updateCollection(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	res, err := h.svc.UpdateCollection(ctx, actorOf(ctx), routeParam(ctx, "format"), b, w)
+	res, err := run(b, w)
 	if err != nil {
 		h.fail(ctx, err)
 		return
