@@ -1,10 +1,7 @@
 package fast
 
 import (
-	"context"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -52,27 +49,8 @@ func newAuditEnv(t testing.TB, engine string) *entityEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
-	tr := &http.Transport{MaxIdleConnsPerHost: 4}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return &entityEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", client: &http.Client{Transport: tr, Timeout: 60 * time.Second},
-		ents: es, models: ms, svc: esvc}
+	base, client := serveAPI(t, s)
+	return &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc}
 }
 
 type auditItem struct {

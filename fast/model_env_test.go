@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -105,27 +104,8 @@ func newModelEnv(t testing.TB, engine string) *modelEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
-	tr := &http.Transport{MaxIdleConnsPerHost: 8}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return &modelEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", store: store, svc: svc, entities: ents,
-		client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	base, client := serveAPI(t, s)
+	return &modelEnv{t: t, base: base, store: store, svc: svc, entities: ents, client: client}
 }
 
 type apiResp struct {

@@ -343,7 +343,7 @@ func selfSignedCert(t *testing.T) (certPEM, keyPEM []byte) {
 
 // serveLoopback runs s on 127.0.0.1 and returns its base URL ("http://"
 // even when the listener speaks TLS) and a function that stops it.
-func serveLoopback(t *testing.T, s *Server) (string, func()) {
+func serveLoopback(t testing.TB, s *Server) (string, func()) {
 	t.Helper()
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -2,8 +2,6 @@ package fast
 
 import (
 	"context"
-	"net"
-	"net/http"
 	"testing"
 	"time"
 
@@ -56,30 +54,15 @@ func newSearchEnv(t testing.TB, engine string, opt func(*search.Options)) *searc
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeListeners(ctx, apiLn, adminLn, nil) }()
-	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	// Registered before the server's cleanup, so it runs after the server
+	// has stopped taking requests.
 	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		sctx, c2 := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c2()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		ssvc.Stop(sctx)
 	})
-	env := &entityEnv{t: t, base: "http://" + apiLn.Addr().String() + "/api", client: &http.Client{Transport: tr, Timeout: 60 * time.Second},
-		ents: es, models: ms, svc: esvc}
+	base, client := serveAPI(t, s)
+	env := &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc}
 	return &searchEnv{entityEnv: env, search: ssvc, jobs: jobs}
 }
 
