@@ -30,6 +30,12 @@ type Model struct {
 }
 
 // Models stores entity models per tenant.
+//
+// GetModel and ListModels return records the caller owns, but their byte
+// slices (Schema, UniqueKeys, Workflows) may be shared with the store and
+// other readers: replace them, never write into them. Every entity write
+// reads its model, and copying the SIMPLE_VIEW each time was a tenth of a
+// memory-engine create.
 type Models interface {
 	GetModel(ctx context.Context, tenant string, key ModelKey) (*Model, error)
 	ListModels(ctx context.Context, tenant string) ([]*Model, error)

@@ -25,6 +25,7 @@ type Models struct {
 
 func NewModels() *Models { return &Models{m: map[modelID]*storage.Model{}} }
 
+// cloneModel copies m with its byte slices, for storing a caller's record.
 func cloneModel(m *storage.Model) *storage.Model {
 	c := *m
 	c.Schema = append([]byte(nil), m.Schema...)
@@ -40,7 +41,15 @@ func (s *Models) GetModel(_ context.Context, tenant string, key storage.ModelKey
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
-	return cloneModel(m), nil
+	return shareModel(m), nil
+}
+
+// shareModel copies the record but not its byte slices: stored slices are
+// never written (PutModel stores a clone), and storage.Models lets readers
+// share them.
+func shareModel(m *storage.Model) *storage.Model {
+	c := *m
+	return &c
 }
 
 func (s *Models) ListModels(_ context.Context, tenant string) ([]*storage.Model, error) {
@@ -49,7 +58,7 @@ func (s *Models) ListModels(_ context.Context, tenant string) ([]*storage.Model,
 	var out []*storage.Model
 	for id, m := range s.m {
 		if id.tenant == tenant {
-			out = append(out, cloneModel(m))
+			out = append(out, shareModel(m))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

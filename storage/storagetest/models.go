@@ -31,11 +31,25 @@ func Models(t *testing.T, newStore func(t *testing.T) storage.Models) {
 		if err != nil || string(got.Schema) != `{"$":{}}` || got.State != "UNLOCKED" || got.Revision != 1 {
 			t.Fatalf("get: %+v %v", got, err)
 		}
-		got.Schema[0] = 'X' // callers' copies must not alias the store
+		// The record is the caller's: editing it (and replacing its
+		// slices, the only way the contract allows) leaves the store as it was.
+		got.State, got.Schema = "LOCKED", []byte(`{"$":{"x":"STRING"}}`)
 		again, _ := s.GetModel(ctx, "t1", k)
-		if string(again.Schema) != `{"$":{}}` {
-			t.Fatal("store shares memory with a returned record")
+		if string(again.Schema) != `{"$":{}}` || again.State != "UNLOCKED" {
+			t.Fatal("editing a returned record changed the store")
 		}
+		// PutModel keeps its own copy: writing into the caller's buffer
+		// after the put changes nothing stored.
+		buf := []byte(`{"$":{"y":"STRING"}}`)
+		m2 := &storage.Model{Tenant: "t1", Key: storage.ModelKey{Name: "alias", Version: 1}, State: "UNLOCKED", Schema: buf}
+		if err := s.PutModel(ctx, m2); err != nil {
+			t.Fatal(err)
+		}
+		buf[2] = 'X'
+		if again, _ := s.GetModel(ctx, "t1", m2.Key); string(again.Schema) != `{"$":{"y":"STRING"}}` {
+			t.Fatal("store aliases the buffer it was given")
+		}
+		s.DeleteModel(ctx, "t1", m2.Key)
 		s.PutModel(ctx, &storage.Model{Tenant: "t1", Key: storage.ModelKey{Name: "a", Version: 2}, State: "LOCKED"})
 		list, err := s.ListModels(ctx, "t1")
 		if err != nil || len(list) != 2 || list[0].Key.Name != "a" || list[1].Key.Name != "order" {
