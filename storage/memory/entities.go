@@ -56,9 +56,12 @@ func (a partKey) less(b partKey) bool {
 
 // part is one (tenant, model) partition.
 type part struct {
-	key    partKey
-	mu     sync.RWMutex
-	recs   map[[16]byte]*rec // every entity ever created, for as-at reads
+	key partKey
+	mu  sync.RWMutex
+	// all lists every entity ever created, for as-at reads, in commit
+	// order. A slice, not a map: it is only appended to and iterated, and
+	// a third hash insert per create was a cache miss on large models.
+	all    []*rec
 	live   map[[16]byte]*rec
 	states map[string]int64
 	// sorted caches the live records in id order for paging; writers that
@@ -130,7 +133,7 @@ func (s *Entities) partFor(k partKey, create bool) *part {
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
 	if p = s.parts[k]; p == nil {
-		p = &part{key: k, recs: map[[16]byte]*rec{}, live: map[[16]byte]*rec{}, states: map[string]int64{}}
+		p = &part{key: k, live: map[[16]byte]*rec{}, states: map[string]int64{}}
 		s.parts[k] = p
 	}
 	return p
@@ -255,7 +258,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		if len(r.revs) > 0 {
 			p.states[r.revs[len(r.revs)-1].state]--
 		} else {
-			p.recs[r.id] = r
+			p.all = append(p.all, r)
 		}
 		r.revs = append(r.revs, nr)
 		if w.Delete {
@@ -378,7 +381,7 @@ func (p *part) snapshot(at *time.Time) ([]*rec, []int) {
 		return rs, idx
 	}
 	ns := at.UnixNano()
-	for _, r := range p.recs {
+	for _, r := range p.all {
 		if i := r.liveAt(ns); i >= 0 {
 			rs = append(rs, r)
 			idx = append(idx, i)

@@ -140,7 +140,7 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		}
 	} else {
 		ns := q.At.UnixNano()
-		for _, r := range p.recs {
+		for _, r := range p.all {
 			if i := r.liveAt(ns); i >= 0 {
 				test(r, i)
 			}
