@@ -126,8 +126,7 @@ var errJoinUnsupported = status.Error(codes.Unimplemented,
 	"joining a transaction (tx-token metadata) is not supported on the gRPC CRUD RPCs; send the request without tx-token")
 
 func hasTxToken(ctx context.Context) bool {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get(wire.MetadataTxToken) {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, wire.MetadataTxToken) {
 		if v != "" {
 			return true
 		}
