@@ -304,6 +304,27 @@ func TestEntityManageCollectionRPC(t *testing.T) {
 				t.Fatalf("want one transaction per item, the last reported: %v, reported %s", txs, uc.TransactionInfo.TransactionID)
 			}
 
+			// The first failing item ends the request; items before it stay
+			// committed (one transaction each).
+			evs, err = e.stream(e.tokA, "manageCollection", wire.TypeEntityUpdateCollectionRequest, obj{"id": "uc", "payloads": []obj{
+				{"entityId": cr.TransactionInfo.EntityIDs[3], "data": obj{"name": "kept", "qty": 1}},
+				{"entityId": uuid.NewString(), "data": obj{"name": "ghost", "qty": 1}},
+				{"entityId": cr.TransactionInfo.EntityIDs[4], "data": obj{"name": "never", "qty": 1}},
+			}})
+			if err != nil || len(evs) != 1 {
+				t.Fatal(err)
+			}
+			if f := decode[wire.TransactionResponse](t, evs[0]); f.Error == nil || !strings.HasPrefix(f.Error.Message, "ENTITY_NOT_FOUND: item 1: ") {
+				t.Fatalf("mid-way failure: %+v", f.Error)
+			} else {
+				wantClientError(t, f.Base, "ENTITY_NOT_FOUND")
+			}
+			kept, _ := e.ents.Get(context.Background(), "tenant-a", uuid.MustParse(cr.TransactionInfo.EntityIDs[3]), nil, nil)
+			never, _ := e.ents.Get(context.Background(), "tenant-a", uuid.MustParse(cr.TransactionInfo.EntityIDs[4]), nil, nil)
+			if !strings.Contains(string(kept.Data), "kept") || strings.Contains(string(never.Data), "never") {
+				t.Fatalf("after a mid-way failure: %s / %s", kept.Data, never.Data)
+			}
+
 			evs, err = e.stream(e.tokA, "manageCollection", wire.TypeEntityDeleteAllRequest, obj{"id": "da", "model": mkey("tool", 1)})
 			if err != nil || len(evs) != 1 {
 				t.Fatal(err)
