@@ -70,6 +70,7 @@ type Server struct {
 	log    *slog.Logger
 	reg    *registry
 	grpc   *grpc.Server
+	svc    Services // the CRUD RPCs' domain services (SetServices)
 
 	// stopping is closed by Stop; streams end and waits give up.
 	stopping chan struct{}

@@ -15,8 +15,9 @@ import (
 // like the HTTP listener, with TLS when SVC_TLS_CERT_FILE/KEY_FILE are set.
 // Members authenticate as HTTP clients do: the jwt verification chain in
 // jwt mode, the mock principal in mock mode. The caller owns the server
-// and stops it after the HTTP drain.
-func startCompute(cfg *config.Config, jwt *jwtMode, log *slog.Logger) (*compute.Server, error) {
+// and stops it after the HTTP drain. svc are the domain services behind
+// the CRUD RPCs.
+func startCompute(cfg *config.Config, jwt *jwtMode, log *slog.Logger, svc compute.Services) (*compute.Server, error) {
 	ccfg, err := compute.ConfigFrom(cfg)
 	if err != nil {
 		return nil, err
@@ -30,6 +31,7 @@ func startCompute(cfg *config.Config, jwt *jwtMode, log *slog.Logger) (*compute.
 		return nil, fmt.Errorf("listening on SVC_GRPC_PORT %d: %w", cfg.GRPCPort, err)
 	}
 	srv := compute.New(ccfg, verify, log)
+	srv.SetServices(svc)
 	srv.Start(lis)
 	log.Info("compute gRPC listening", "addr", lis.Addr().String())
 	return srv, nil

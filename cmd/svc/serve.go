@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svc/audit"
+	"svc/compute"
 	"svc/config"
 	"svc/entity"
 	"svc/fast"
@@ -91,7 +92,8 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	grpcSrv, err := startCompute(cfg, jwt, log)
+	grpcSrv, err := startCompute(cfg, jwt, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
+		ErrorStatus: fast.ErrorStatus})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
