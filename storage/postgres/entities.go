@@ -106,7 +106,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	}
 	now := time.Now().UnixNano()
-	if len(creates) == 1 && len(updates) == 0 {
+	if len(creates) == 1 && len(updates) == 0 && len(tx.Tasks) == 0 {
 		// One statement is atomic on its own: no BEGIN/COMMIT round trips.
 		for _, step := range []string{"locked", "created", "written"} {
 			if err := storage.Fault(ctx, step); err != nil {
@@ -212,6 +212,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	}
 	if err := writeAudit(ctx, ptx, tx, now); err != nil {
+		return time.Time{}, err
+	}
+	if err := writeTasks(ctx, ptx, tx); err != nil {
 		return time.Time{}, err
 	}
 	if err := storage.Fault(ctx, "written"); err != nil {

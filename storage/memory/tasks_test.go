@@ -1,0 +1,15 @@
+package memory
+
+import (
+	"testing"
+
+	"svc/storage"
+	"svc/storage/storagetest"
+)
+
+func TestTasksContract(t *testing.T) {
+	storagetest.Tasks(t, func(*testing.T) (storage.Entities, storage.ScheduledTasks) {
+		s := NewEntities()
+		return s, s.Tasks()
+	})
+}

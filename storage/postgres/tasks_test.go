@@ -1,0 +1,19 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"svc/storage"
+	"svc/storage/storagetest"
+)
+
+func TestTasksContract(t *testing.T) {
+	db := openTest(t)
+	storagetest.Tasks(t, func(t *testing.T) (storage.Entities, storage.ScheduledTasks) {
+		if _, err := db.pool.Exec(context.Background(), "TRUNCATE entities, entity_revisions, audit_events, scheduled_tasks"); err != nil {
+			t.Fatal(err)
+		}
+		return db.Entities(), db.Tasks()
+	})
+}
