@@ -75,7 +75,6 @@ func timerWorkflow(delayMs int) string {
 	  "DONE":{},"GONE":{}}}]}`
 }
 
-
 // trailOf is the entity's audit, newest first.
 func (e *entityEnv) trailOf(tenant, id string) auditPage {
 	e.t.Helper()

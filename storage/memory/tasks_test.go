@@ -13,3 +13,5 @@ func TestTasksContract(t *testing.T) {
 		return s, s.Tasks()
 	})
 }
+
+func BenchmarkCreateArmed(b *testing.B) { storagetest.BenchCreateArmed(b, NewEntities()) }

@@ -17,3 +17,12 @@ func TestTasksContract(t *testing.T) {
 		return db.Entities(), db.Tasks()
 	})
 }
+
+func BenchmarkCreateArmed(b *testing.B) {
+	db, err := Open(context.Background(), testOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	storagetest.BenchCreateArmed(b, db.Entities())
+}
