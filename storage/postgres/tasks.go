@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -138,4 +140,77 @@ func writeTasks(ctx context.Context, ptx pgx.Tx, tx *storage.Tx) error {
 		return fmt.Errorf("postgres: writing scheduled tasks: %w", err)
 	}
 	return nil
+}
+
+// upsertsOnly reports whether ops only arm tasks (a create's arming), which
+// the single-statement create can carry.
+func upsertsOnly(ops []storage.TaskOp) bool {
+	for i := range ops {
+		if ops[i].Delete {
+			return false
+		}
+	}
+	return true
+}
+
+// Single creates that arm tasks, prepared once.
+var (
+	insertOneArmed, _        = withTaskInsert(insertOne, 12)
+	insertOneAuditedArmed, _ = withTaskInsert(insertOneAudited, 20)
+)
+
+// createMarker ends the entities CTE both single-create statements open
+// with; the task insert joins the WITH list right after it.
+const createMarker = "VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9))"
+
+// withTaskInsert adds the arming of tx.Tasks (taskArgs, from parameter
+// first on) to a single-create statement, keeping its one round trip. $1
+// is the tenant, $6 the transaction, $10 the user in both statements.
+// False when the statement lacks the marker (the caller then takes the
+// transaction path).
+func withTaskInsert(sql string, first int) (string, bool) {
+	i := strings.Index(sql, createMarker)
+	if i < 0 {
+		return "", false
+	}
+	i += len(createMarker)
+	cte := fmt.Sprintf(`, t AS (INSERT INTO scheduled_tasks (`+taskCols+`)
+	SELECT $1, x.id, x.eid, x.src, x.tr, x.sched, NULLIF(x.tmo, -1), NULL, $10, $6
+	FROM unnest($%d::text::text[], $%d::text::uuid[], $%d::text::text[], $%d::text::text[], $%d::text::bigint[], $%d::text::bigint[]) AS x(id, eid, src, tr, sched, tmo)
+	ON CONFLICT (tenant, id) DO UPDATE SET entity_id = EXCLUDED.entity_id, source_state = EXCLUDED.source_state,
+	transition = EXCLUDED.transition, scheduled_ns = EXCLUDED.scheduled_ns, timeout_ms = EXCLUDED.timeout_ms,
+	redispatch_ns = NULL, user_id = EXCLUDED.user_id, arm_tx = EXCLUDED.arm_tx)`, first, first+1, first+2, first+3, first+4, first+5)
+	return sql[:i] + cte + sql[i:], true
+}
+
+// taskArgs are the six column arrays of tx.Tasks (all upserts), each one
+// array literal in text like auditArgs (pgx's binary arrays box every
+// element); a nil timeout travels as -1 (timeouts are never negative).
+func taskArgs(tx *storage.Tx) []any {
+	buf := make([]byte, 0, len(tx.Tasks)*128)
+	out := make([]any, 0, 6)
+	col := func(elem func(b []byte, t *storage.ScheduledTask) []byte) {
+		start := len(buf)
+		buf = append(buf, '{')
+		for i := range tx.Tasks {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = elem(buf, &tx.Tasks[i].Task)
+		}
+		buf = append(buf, '}')
+		out = append(out, string(buf[start:]))
+	}
+	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendArrayText(b, t.ID) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendUUIDText(b, t.EntityID) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendArrayText(b, t.SourceState) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendArrayText(b, t.Transition) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte { return strconv.AppendInt(b, t.ScheduledTime.UnixNano(), 10) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte {
+		if t.TimeoutMs == nil {
+			return append(b, "-1"...)
+		}
+		return strconv.AppendInt(b, *t.TimeoutMs, 10)
+	})
+	return out
 }

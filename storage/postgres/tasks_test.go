@@ -26,3 +26,13 @@ func BenchmarkCreateArmed(b *testing.B) {
 	defer db.Close()
 	storagetest.BenchCreateArmed(b, db.Entities())
 }
+
+// Both single-create statements carry the task insert: a change to their
+// shape must not silently drop arming to an empty statement.
+func TestSingleCreateArmedStatements(t *testing.T) {
+	for _, sql := range []string{insertOneArmed, insertOneAuditedArmed} {
+		if sql == "" {
+			t.Fatal("a single-create statement lost its task insert")
+		}
+	}
+}

@@ -62,6 +62,18 @@ func Tasks(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		if all, err := ts.EntityTasks(ctx, "t2", id); err != nil || len(all) != 0 {
 			t.Fatalf("other tenant list %v %v", all, err)
 		}
+		// The same with the create's audit (another statement on some
+		// engines).
+		id2 := newID(t)
+		tx2 := withAudit(&storage.Tx{Tenant: "t1", ID: newID(t), User: "bob",
+			Writes: []storage.Write{{ID: id2, Model: m, State: "WAIT", Data: []byte(`{}`), Transition: "loopback"}}})
+		tx2.Tasks = arm(task("k3", id2, "WAIT", "timeout", base.Add(time.Minute), ms(7)))
+		if _, err := s.Commit(ctx, tx2); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ts.GetTask(ctx, "t1", "k3"); err != nil || got.User != "bob" || got.ArmTx != tx2.ID || got.EntityID != id2 || *got.TimeoutMs != 7 {
+			t.Fatalf("audited create's task %+v %v", got, err)
+		}
 	})
 
 	t.Run("a failed commit arms nothing", func(t *testing.T) {
