@@ -205,7 +205,9 @@ func taskArgs(tx *storage.Tx) []any {
 	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendUUIDText(b, t.EntityID) })
 	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendArrayText(b, t.SourceState) })
 	col(func(b []byte, t *storage.ScheduledTask) []byte { return appendArrayText(b, t.Transition) })
-	col(func(b []byte, t *storage.ScheduledTask) []byte { return strconv.AppendInt(b, t.ScheduledTime.UnixNano(), 10) })
+	col(func(b []byte, t *storage.ScheduledTask) []byte {
+		return strconv.AppendInt(b, t.ScheduledTime.UnixNano(), 10)
+	})
 	col(func(b []byte, t *storage.ScheduledTask) []byte {
 		if t.TimeoutMs == nil {
 			return append(b, "-1"...)
