@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/audit"
 	"svc/storage"
 	"svc/workflow"
 )
@@ -25,6 +24,8 @@ type armPlan struct {
 	state string
 	plans []workflow.PlannedArm
 	at    time.Time
+	// entityID and txID are the run's, as its events name them.
+	entityID, txID string
 }
 
 // withArms resolves the fire times of out's scheduled transitions into
@@ -41,7 +42,7 @@ func (w *EngineWorkflow) withArms(ctx context.Context, set *workflow.Set, r *wor
 	if n := len(out.Events); n > 0 {
 		at = out.Events[n-1].Time
 	}
-	st.arms = &armPlan{state: out.State, plans: plans, at: at}
+	st.arms = &armPlan{state: out.State, plans: plans, at: at, entityID: r.Entity.Meta.ID, txID: r.TransactionID}
 	return nil
 }
 
@@ -66,9 +67,16 @@ func (s *Service) reconcile(ctx context.Context, tenant string, id, txID [16]byt
 		}
 		existing = overlay(existing, pending, id)
 	}
-	eid, tid := uuid.UUID(id).String(), uuid.UUID(txID).String()
+	eid, tid := p.entityID, p.txID
+	if eid == "" {
+		eid = uuid.UUID(id).String()
+	}
+	if tid == "" {
+		tid = uuid.UUID(txID).String()
+	}
 	ops := make([]storage.TaskOp, 0, len(p.plans)+len(existing))
-	evs := make([]workflow.Event, 0, len(p.plans)+len(existing))
+	var evBuf [4]workflow.Event // most states arm a few: no allocation
+	evs := evBuf[:0]
 	for _, ex := range existing {
 		if ex.SourceState == p.state {
 			continue
@@ -91,26 +99,32 @@ func (s *Service) reconcile(ctx context.Context, tenant string, id, txID [16]byt
 		evs = append(evs, workflow.ScheduledEvent(workflow.EventScheduledTransitionArm, eid, p.state, tid, pl.Transition, p.state, pl.Arming.FireAt, p.at))
 	}
 	if len(evs) > 0 && st.Events != nil {
-		aevs, err := audit.FromWorkflow(evs)
-		if err != nil {
-			return nil, err
-		}
-		st.Events = insertBeforeLast(st.Events, aevs)
+		st.Events = insertBeforeLast(st.Events, evs, id)
 	}
 	return ops, nil
 }
 
-// insertBeforeLast puts evs before the run's closing event (FINISH, or
-// FIRE on the scheduled path), else at the end.
-func insertBeforeLast(run, evs []storage.AuditEvent) []storage.AuditEvent {
+// insertBeforeLast puts evs (about entity id) before the run's closing
+// event (FINISH, or FIRE on the scheduled path), else at the end, in one
+// allocation.
+func insertBeforeLast(run []storage.AuditEvent, evs []workflow.Event, id [16]byte) []storage.AuditEvent {
 	n := len(run)
-	if n == 0 || (run[n-1].Type != workflow.EventStateMachineFinish && run[n-1].Type != workflow.EventScheduledTransitionFire) {
-		return append(run, evs...)
-	}
+	closing := n > 0 && (run[n-1].Type == workflow.EventStateMachineFinish || run[n-1].Type == workflow.EventScheduledTransitionFire)
 	out := make([]storage.AuditEvent, 0, n+len(evs))
-	out = append(out, run[:n-1]...)
-	out = append(out, evs...)
-	return append(out, run[n-1])
+	if closing {
+		out = append(out, run[:n-1]...)
+	} else {
+		out = append(out, run...)
+	}
+	for i := range evs {
+		e := &evs[i]
+		out = append(out, storage.AuditEvent{EntityID: id, Time: e.Time, Kind: storage.AuditStateMachine, Type: e.Type,
+			State: e.State, Details: e.Details, Data: e.Data})
+	}
+	if closing {
+		out = append(out, run[n-1])
+	}
+	return out
 }
 
 // overlay applies the transaction's pending task changes of entity id to
