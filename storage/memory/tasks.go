@@ -17,7 +17,8 @@ import (
 type taskTable struct {
 	mu       sync.Mutex
 	m        map[taskKey]*storage.ScheduledTask
-	byEntity map[entityKey]map[string]struct{}
+	// byEntity lists each entity's task ids; an entity has a few.
+	byEntity map[entityKey][]string
 }
 
 type taskKey struct{ tenant, id string }
@@ -53,7 +54,7 @@ func (t *taskTable) checkTasks(tx *storage.Tx) bool {
 func (t *taskTable) applyTasks(tx *storage.Tx) {
 	if t.m == nil {
 		t.m = map[taskKey]*storage.ScheduledTask{}
-		t.byEntity = map[entityKey]map[string]struct{}{}
+		t.byEntity = map[entityKey][]string{}
 	}
 	for i := range tx.Tasks {
 		op := &tx.Tasks[i]
@@ -61,11 +62,7 @@ func (t *taskTable) applyTasks(tx *storage.Tx) {
 		if op.Delete {
 			if cur := t.m[k]; cur != nil {
 				delete(t.m, k)
-				ek := entityKey{tx.Tenant, cur.EntityID}
-				delete(t.byEntity[ek], k.id)
-				if len(t.byEntity[ek]) == 0 {
-					delete(t.byEntity, ek)
-				}
+				t.unlist(entityKey{tx.Tenant, cur.EntityID}, k.id)
 			}
 			continue
 		}
@@ -75,18 +72,32 @@ func (t *taskTable) applyTasks(tx *storage.Tx) {
 			v := *nt.TimeoutMs
 			nt.TimeoutMs = &v
 		}
-		if old := t.m[k]; old != nil && old.EntityID != nt.EntityID {
-			delete(t.byEntity[entityKey{tx.Tenant, old.EntityID}], k.id)
+		old := t.m[k]
+		if old != nil && old.EntityID != nt.EntityID {
+			t.unlist(entityKey{tx.Tenant, old.EntityID}, k.id)
 		}
 		t.m[k] = &nt
-		ek := entityKey{tx.Tenant, nt.EntityID}
-		ids := t.byEntity[ek]
-		if ids == nil {
-			ids = map[string]struct{}{}
-			t.byEntity[ek] = ids
+		if old == nil || old.EntityID != nt.EntityID {
+			ek := entityKey{tx.Tenant, nt.EntityID}
+			t.byEntity[ek] = append(t.byEntity[ek], k.id)
 		}
-		ids[k.id] = struct{}{}
 	}
+}
+
+func (t *taskTable) unlist(ek entityKey, id string) {
+	ids := t.byEntity[ek]
+	for i, x := range ids {
+		if x == id {
+			ids[i] = ids[len(ids)-1]
+			ids = ids[:len(ids)-1]
+			break
+		}
+	}
+	if len(ids) == 0 {
+		delete(t.byEntity, ek)
+		return
+	}
+	t.byEntity[ek] = ids
 }
 
 func copyTask(t *storage.ScheduledTask) storage.ScheduledTask {
@@ -107,7 +118,7 @@ func (v *tasksView) EntityTasks(ctx context.Context, tenant string, entityID [16
 	defer t.mu.Unlock()
 	ids := t.byEntity[entityKey{tenant, entityID}]
 	out := make([]storage.ScheduledTask, 0, len(ids))
-	for id := range ids {
+	for _, id := range ids {
 		out = append(out, copyTask(t.m[taskKey{tenant, id}]))
 	}
 	return out, nil
