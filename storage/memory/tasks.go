@@ -1,8 +1,8 @@
 package memory
 
 import (
+	"container/heap"
 	"context"
-	"sort"
 	"sync"
 	"time"
 
@@ -14,11 +14,16 @@ import (
 // partitions, then mu), so a task armed with an entity revision becomes
 // visible with it, and a conditional delete is checked before anything of
 // the transaction is applied. Readers take mu only.
+//
+// Tasks also sit in a min-heap by the instant they become claimable
+// (their scheduled time, or their claim's end when later), so a scan
+// costs O(batch · log n) however many tasks wait in the future.
 type taskTable struct {
-	mu       sync.Mutex
-	m        map[taskKey]*storage.ScheduledTask
+	mu sync.Mutex
+	m  map[taskKey]*memTask
 	// byEntity lists each entity's task ids; an entity has a few.
 	byEntity map[entityKey][]string
+	due      dueHeap
 }
 
 type taskKey struct{ tenant, id string }
@@ -26,6 +31,50 @@ type taskKey struct{ tenant, id string }
 type entityKey struct {
 	tenant string
 	id     [16]byte
+}
+
+type memTask struct {
+	storage.ScheduledTask
+	idx int // position in due
+}
+
+// claimable is when the task may be claimed next.
+func (t *memTask) claimable() time.Time {
+	if t.RedispatchAfter.After(t.ScheduledTime) {
+		return t.RedispatchAfter
+	}
+	return t.ScheduledTime
+}
+
+// dueHeap orders tasks by claimable, then by scheduled time: a task never
+// claimed ranks by its scheduled time (oldest first), a retried one by the
+// end of its claim.
+type dueHeap []*memTask
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	a, b := h[i].claimable(), h[j].claimable()
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return h[i].ScheduledTime.Before(h[j].ScheduledTime)
+}
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *dueHeap) Push(x any) {
+	t := x.(*memTask)
+	t.idx = len(*h)
+	*h = append(*h, t)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	t.idx = -1
+	return t
 }
 
 // Tasks returns the scheduled-task reader of the store.
@@ -53,15 +102,17 @@ func (t *taskTable) checkTasks(tx *storage.Tx) bool {
 // checked them.
 func (t *taskTable) applyTasks(tx *storage.Tx) {
 	if t.m == nil {
-		t.m = map[taskKey]*storage.ScheduledTask{}
+		t.m = map[taskKey]*memTask{}
 		t.byEntity = map[entityKey][]string{}
 	}
 	for i := range tx.Tasks {
 		op := &tx.Tasks[i]
 		k := taskKey{tx.Tenant, op.Task.ID}
+		cur := t.m[k]
 		if op.Delete {
-			if cur := t.m[k]; cur != nil {
+			if cur != nil {
 				delete(t.m, k)
+				heap.Remove(&t.due, cur.idx)
 				t.unlist(entityKey{tx.Tenant, cur.EntityID}, k.id)
 			}
 			continue
@@ -72,15 +123,21 @@ func (t *taskTable) applyTasks(tx *storage.Tx) {
 			v := *nt.TimeoutMs
 			nt.TimeoutMs = &v
 		}
-		old := t.m[k]
-		if old != nil && old.EntityID != nt.EntityID {
-			t.unlist(entityKey{tx.Tenant, old.EntityID}, k.id)
+		if cur == nil {
+			mt := &memTask{ScheduledTask: nt}
+			t.m[k] = mt
+			heap.Push(&t.due, mt)
+			ek := entityKey{tx.Tenant, nt.EntityID}
+			t.byEntity[ek] = append(t.byEntity[ek], k.id)
+			continue
 		}
-		t.m[k] = &nt
-		if old == nil || old.EntityID != nt.EntityID {
+		if cur.EntityID != nt.EntityID {
+			t.unlist(entityKey{tx.Tenant, cur.EntityID}, k.id)
 			ek := entityKey{tx.Tenant, nt.EntityID}
 			t.byEntity[ek] = append(t.byEntity[ek], k.id)
 		}
+		cur.ScheduledTask = nt
+		heap.Fix(&t.due, cur.idx)
 	}
 }
 
@@ -119,7 +176,7 @@ func (v *tasksView) EntityTasks(ctx context.Context, tenant string, entityID [16
 	ids := t.byEntity[entityKey{tenant, entityID}]
 	out := make([]storage.ScheduledTask, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, copyTask(t.m[taskKey{tenant, id}]))
+		out = append(out, copyTask(&t.m[taskKey{tenant, id}].ScheduledTask))
 	}
 	return out, nil
 }
@@ -135,37 +192,31 @@ func (v *tasksView) GetTask(ctx context.Context, tenant, id string) (*storage.Sc
 	if cur == nil {
 		return nil, storage.ErrNotFound
 	}
-	c := copyTask(cur)
+	c := copyTask(&cur.ScheduledTask)
 	return &c, nil
 }
 
-// ClaimDue scans every task: the memory engine serves one process, whose
-// scheduler claims under the same lock, so there is no second claimer to
-// skip.
+// ClaimDue takes the claimable tasks off the top of the heap. Claimers
+// serialise on the table's lock, so none can take a task another stamped.
 func (v *tasksView) ClaimDue(ctx context.Context, now, until time.Time, limit int) ([]storage.ScheduledTask, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		return nil, nil
-	}
 	t := &v.tasks
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var due []*storage.ScheduledTask
-	for _, cur := range t.m {
-		if !cur.ScheduledTime.After(now) && !cur.RedispatchAfter.After(now) {
-			due = append(due, cur)
-		}
+	var out []storage.ScheduledTask
+	var taken []*memTask
+	for len(out) < limit && t.due.Len() > 0 && !t.due[0].claimable().After(now) {
+		mt := heap.Pop(&t.due).(*memTask)
+		mt.RedispatchAfter = until
+		taken = append(taken, mt)
+		out = append(out, copyTask(&mt.ScheduledTask))
 	}
-	sort.Slice(due, func(i, j int) bool { return due[i].ScheduledTime.Before(due[j].ScheduledTime) })
-	if len(due) > limit {
-		due = due[:limit]
-	}
-	out := make([]storage.ScheduledTask, len(due))
-	for i, cur := range due {
-		cur.RedispatchAfter = until
-		out[i] = copyTask(cur)
+	// Back in with their claim as the new key; pushed after the loop so
+	// an until ≤ now cannot hand the same task out twice in one claim.
+	for _, mt := range taken {
+		heap.Push(&t.due, mt)
 	}
 	return out, nil
 }
