@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"svc/entity"
@@ -51,6 +52,10 @@ type Scheduler struct {
 	stopAll context.CancelFunc
 	loop    sync.WaitGroup
 	fires   sync.WaitGroup
+	// inflight counts running fires; a scan claims only what brings them
+	// back up to BatchSize, so slow fires (a processor waiting out its
+	// timeout) cannot pile up goroutines scan after scan.
+	inflight atomic.Int64
 }
 
 // New returns a stopped scheduler over tasks firing through f.
@@ -133,11 +138,16 @@ func (s *Scheduler) run(ctx context.Context) {
 	}
 }
 
-// Scan claims up to BatchSize due tasks and starts a fire for each; it
-// returns how many it claimed without waiting for the fires (Wait does).
+// Scan claims up to BatchSize due tasks (less the fires still running)
+// and starts a fire for each; it returns how many it claimed without
+// waiting for the fires (Wait does).
 func (s *Scheduler) Scan(ctx context.Context) (int, error) {
+	room := s.o.BatchSize - int(s.inflight.Load())
+	if room <= 0 {
+		return 0, nil
+	}
 	now := s.o.Now()
-	claimed, err := s.tasks.ClaimDue(ctx, now, now.Add(s.o.RedispatchBackoff), s.o.BatchSize)
+	claimed, err := s.tasks.ClaimDue(ctx, now, now.Add(s.o.RedispatchBackoff), room)
 	if err != nil {
 		return 0, err
 	}
@@ -149,6 +159,7 @@ func (s *Scheduler) Scan(ctx context.Context) (int, error) {
 	}
 	for _, t := range claimed {
 		s.fires.Add(1)
+		s.inflight.Add(1)
 		go s.fire(fireCtx, t)
 	}
 	return len(claimed), nil
@@ -159,6 +170,7 @@ func (s *Scheduler) Wait() { s.fires.Wait() }
 
 func (s *Scheduler) fire(ctx context.Context, t storage.ScheduledTask) {
 	defer s.fires.Done()
+	defer s.inflight.Add(-1)
 	out, err := s.firer.FireTask(ctx, t, s.o.Now(), s.o.ExpiryGrace)
 	if err != nil {
 		s.o.Log.Warn("scheduled transition: fire failed; retried after the redispatch backoff",

@@ -209,3 +209,48 @@ func (o *oneTask) ClaimDue(context.Context, time.Time, time.Time, int) ([]storag
 	o.done = true
 	return []storage.ScheduledTask{{Tenant: "A", ID: "x"}}, nil
 }
+
+// TestScanBoundsInflightFires: while BatchSize fires are still running, a
+// scan claims nothing more; once they finish it claims again.
+func TestScanBoundsInflightFires(t *testing.T) {
+	release := make(chan struct{})
+	f := &blockingFirer{started: make(chan struct{}, 8), release: release}
+	ts := &manyTasks{}
+	s := New(ts, f, Options{BatchSize: 3, Log: slog.New(slog.DiscardHandler)})
+	if n, err := s.Scan(context.Background()); err != nil || n != 3 {
+		t.Fatalf("first scan %d %v", n, err)
+	}
+	for i := 0; i < 3; i++ {
+		<-f.started
+	}
+	if n, _ := s.Scan(context.Background()); n != 0 {
+		t.Fatalf("claimed %d with the batch still firing", n)
+	}
+	close(release)
+	s.Wait()
+	if n, _ := s.Scan(context.Background()); n != 3 {
+		t.Fatalf("claimed %d after the fires ended", n)
+	}
+	s.Wait()
+	if ts.asked[1] != 3 || len(ts.asked) != 2 {
+		t.Fatalf("limits asked %v", ts.asked)
+	}
+}
+
+// manyTasks always has due tasks and records the limits it was asked for.
+type manyTasks struct {
+	storage.ScheduledTasks
+	mu    sync.Mutex
+	asked []int
+}
+
+func (m *manyTasks) ClaimDue(_ context.Context, _, _ time.Time, limit int) ([]storage.ScheduledTask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.asked = append(m.asked, limit)
+	out := make([]storage.ScheduledTask, limit)
+	for i := range out {
+		out[i] = storage.ScheduledTask{Tenant: "A", ID: "t"}
+	}
+	return out, nil
+}
