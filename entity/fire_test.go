@@ -363,3 +363,34 @@ func TestFireTaskRules(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectionUpdateTwiceReconciles: a collection update that moves one
+// entity twice in a transaction arms only the final state's task; the
+// middle state's task, armed earlier in the same transaction, is
+// cancelled too.
+func TestCollectionUpdateTwiceReconciles(t *testing.T) {
+	f := newSchedFixture(t, `{"workflows":[{"version":"1.3","name":"steps","initialState":"S1","states":{
+	  "S1":{"transitions":[{"name":"a","next":"END","manual":false,"schedule":{"delayMs":1000}},{"name":"next","next":"S2","manual":true}]},
+	  "S2":{"transitions":[{"name":"b","next":"END","manual":false,"schedule":{"delayMs":1000}},{"name":"next2","next":"S3","manual":true}]},
+	  "S3":{"transitions":[{"name":"c","next":"END","manual":false,"schedule":{"delayMs":1000}}]},"END":{}}}]}`)
+	id := f.create(`{"n":1}`)
+	if task := f.only(id); task.Transition != "a" {
+		t.Fatalf("task %+v", task)
+	}
+	sid := uuid.UUID(id).String()
+	body := `[{"id":"` + sid + `","payload":"{\"n\":2}","transition":"next"},{"id":"` + sid + `","payload":"{\"n\":3}","transition":"next2"}]`
+	res, err := f.svc.UpdateCollection(f.ctx, f.a, "JSON", []byte(body), 100)
+	if err != nil || res.Err != nil {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if task := f.only(id); task.Transition != "c" || task.SourceState != "S3" {
+		t.Fatalf("task after two moves %+v", task)
+	}
+	var cancelled []string
+	for _, e := range ofType(f.trail(id, res.Chunks[0].TxID), "SCHEDULED_TRANSITION_CANCEL") {
+		cancelled = append(cancelled, string(e.Data))
+	}
+	if strings.Join(cancelled, " ") != `{"transition":"a","sourceState":"S1"} {"transition":"b","sourceState":"S2"}` {
+		t.Fatalf("cancelled %v", cancelled)
+	}
+}
