@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"svc/audit"
-	"svc/iam"
 	"svc/storage"
 	"svc/workflow"
 )
@@ -37,9 +36,9 @@ var fireOutcomeNames = [...]string{"left", "dropped", "expired", "declined", "fi
 
 func (o FireOutcome) String() string { return fireOutcomeNames[o] }
 
-// SystemActor is the principal scheduled fires run as (processors and
-// criteria see kind system, id "system").
-var SystemActor = &iam.Principal{Kind: "system", UserID: "system", UserName: "system"}
+// systemAuth is who scheduled fires run as: processors and criteria see
+// kind system, id "system" (the write itself is the arming user's).
+var systemAuth = workflow.Auth{Kind: "system", ID: "system"}
 
 // FireTask fires a claimed scheduled task at now (entity-workflow.md §4.7
 // "Fire"): the task is re-read, checked against the entity and its
@@ -117,7 +116,7 @@ func (s *Service) FireTask(ctx context.Context, claimed storage.ScheduledTask, n
 		return FireLeft, err
 	}
 	r := run(ctx, tenant, m, e.ID, txID, e.State, e.Data)
-	r.Auth = workflow.Auth{Kind: SystemActor.Kind, ID: SystemActor.UserID}
+	r.Auth = systemAuth
 	r.Entity.Meta.CreationDate, r.Entity.Meta.LastUpdateTime = e.CreatedAt, e.UpdatedAt
 	r.Entity.Meta.TransitionForLatestSave = e.Transition
 	out, res, err := ew.Engine.FireScheduled(ctx, set, r, t.SourceState, t.Transition)
