@@ -204,6 +204,14 @@ func (c *Config) validateScheduler() *Error {
 	if c.SchedulerBatchSize < 1 {
 		return errf("SVC_SCHEDULER_BATCH_SIZE", "must be at least 1, got %d", c.SchedulerBatchSize)
 	}
+	// The backoff is the claim that keeps a picked task from being picked
+	// again while it fires: 0 would let every scan fire it anew.
+	if c.SchedulerRedispatchBackoff <= 0 {
+		return errf("SVC_SCHEDULER_REDISPATCH_BACKOFF", "must be above 0")
+	}
+	if c.SchedulerExpiryGrace < 0 {
+		return errf("SVC_SCHEDULER_EXPIRY_GRACE", "must be 0 or more")
+	}
 	if err := oneOf("SVC_SCHEDULER_DISTRIBUTION", c.SchedulerDistribution, "round-robin", "self"); err != nil {
 		return err
 	}

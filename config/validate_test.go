@@ -141,6 +141,9 @@ func TestRules(t *testing.T) {
 		// scheduler
 		{"scheduler scan interval 0", env{"SVC_SCHEDULER_SCAN_INTERVAL": "0"}, "SVC_SCHEDULER_SCAN_INTERVAL"},
 		{"scheduler batch 0", env{"SVC_SCHEDULER_BATCH_SIZE": "0"}, "SVC_SCHEDULER_BATCH_SIZE"},
+		{"scheduler backoff 0", env{"SVC_SCHEDULER_REDISPATCH_BACKOFF": "0"}, "SVC_SCHEDULER_REDISPATCH_BACKOFF"},
+		{"scheduler grace negative", env{"SVC_SCHEDULER_EXPIRY_GRACE": "-1s"}, "SVC_SCHEDULER_EXPIRY_GRACE"},
+		{"scheduler grace 0", env{"SVC_SCHEDULER_EXPIRY_GRACE": "0"}, ""},
 		{"scheduler distribution ignored without clustering", env{"SVC_SCHEDULER_DISTRIBUTION": "random"}, ""},
 		{"scheduler distribution bogus in a cluster", clusterEnv.with("SVC_SCHEDULER_DISTRIBUTION", "random"), "SVC_SCHEDULER_DISTRIBUTION"},
 		{"scheduler coordinator bogus", env{"SVC_SCHEDULER_COORDINATOR": "highest-node-id"}, "SVC_SCHEDULER_COORDINATOR"},

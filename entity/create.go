@@ -176,6 +176,11 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			}
 			return Chunk{}, err
 		}
+		ops, err := s.reconcile(ctx, a.Tenant, ids[i], txID, &st, true, nil, "")
+		if err != nil {
+			return Chunk{}, err
+		}
+		tx.Tasks = append(tx.Tasks, ops...)
 		if st.Events != nil {
 			if evs == nil {
 				evs = make([][]storage.AuditEvent, len(items))

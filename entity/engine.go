@@ -21,8 +21,8 @@ import (
 //
 // It also takes the entity's id and the writing transaction's id, see
 // identifiedWorkflow, and hands back the engine's state-machine events,
-// which the write records in its own transaction (withAudit). What the
-// seam does not carry yet: scheduled transitions (no scheduler).
+// which the write records in its own transaction (withAudit), and the
+// fire times of the settled state's scheduled transitions (withArms).
 type EngineWorkflow struct {
 	Engine *workflow.Engine
 	Sets   *workflow.SetCache
@@ -73,6 +73,8 @@ type settled struct {
 	State  string
 	Data   []byte
 	Events []storage.AuditEvent
+	// arms are the scheduled transitions to arm (schedule.go).
+	arms *armPlan
 }
 
 func (s *Service) onCreate(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte, data []byte) (settled, error) {
@@ -131,7 +133,11 @@ func (w *EngineWorkflow) OnCreateEntity(ctx context.Context, tenant string, m *s
 	if err != nil {
 		return settled{}, err
 	}
-	return engineSettled(out, r)
+	st, err := engineSettled(out, r)
+	if err != nil {
+		return settled{}, err
+	}
+	return st, w.withArms(ctx, set, r, out, &st)
 }
 
 // OnUpdate implements Workflow (no id known).
@@ -161,7 +167,11 @@ func (w *EngineWorkflow) OnUpdateEntity(ctx context.Context, tenant string, m *s
 	if err != nil {
 		return settled{}, err
 	}
-	return engineSettled(out, r)
+	st, err := engineSettled(out, r)
+	if err != nil {
+		return settled{}, err
+	}
+	return st, w.withArms(ctx, set, r, out, &st)
 }
 
 // Transitions implements Workflow: the fireable transitions of state in

@@ -61,6 +61,7 @@ type Service struct {
 	groupMax  int
 	xmlToJSON func([]byte) ([]byte, error)
 	conds     ConditionCompiler
+	tasks     storage.ScheduledTasks
 }
 
 // Option configures a Service.

@@ -44,7 +44,10 @@ func transitionName(t string) string {
 // revise validates data for e's model, runs the workflow and builds the
 // write, with the engine's events when it ran; strict validation never
 // widens the model (merge patch).
-func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [16]byte, transition string, data []byte, strict bool) (storage.Write, []storage.AuditEvent, error) {
+//
+// Its task changes (arming, cancelling) are appended to tx.Tasks; pending
+// task changes already there for the entity count as stored.
+func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [16]byte, transition string, data []byte, strict bool, tx *storage.Tx) (storage.Write, []storage.AuditEvent, error) {
 	m, err := s.model(ctx, a.Tenant, e.Model)
 	if err != nil {
 		return storage.Write{}, nil, err
@@ -61,6 +64,11 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [
 	if err != nil {
 		return storage.Write{}, nil, err
 	}
+	ops, err := s.reconcile(ctx, a.Tenant, e.ID, txID, &st, false, tx.Tasks, "")
+	if err != nil {
+		return storage.Write{}, nil, err
+	}
+	tx.Tasks = append(tx.Tasks, ops...)
 	return storage.Write{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: transitionName(transition), ExpectVersion: e.Version}, st.Events, nil
 }
 
@@ -69,17 +77,19 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	if err != nil {
 		return txID, err
 	}
-	return s.commitIn(ctx, a, txID, w, nil)
+	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}, w, nil)
 }
 
-// commitIn commits w in transaction txID, drawn before the workflow ran so
-// the engine could name it; evs are the engine's events of w, if it ran.
-func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write, evs []storage.AuditEvent) ([16]byte, error) {
-	_, err := s.store.Commit(ctx, withAudit(&storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}, [][]storage.AuditEvent{evs}))
+// commitIn commits w in tx, whose id was drawn before the workflow ran so
+// the engine could name it; evs are the engine's events of w, if it ran,
+// and tx may already hold w's task changes.
+func (s *Service) commitIn(ctx context.Context, a Actor, tx *storage.Tx, w storage.Write, evs []storage.AuditEvent) ([16]byte, error) {
+	tx.Writes = []storage.Write{w}
+	_, err := s.store.Commit(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
-		return txID, EntityNotFound(w.ID)
+		return tx.ID, EntityNotFound(w.ID)
 	}
-	return txID, err
+	return tx.ID, err
 }
 
 // Update serves PUT /entity/{format}/{id}[/{transition}]: full replacement
@@ -109,11 +119,12 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if err != nil {
 		return txID, err
 	}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, doc, false)
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+	w, evs, err := s.revise(ctx, a, e, txID, transition, doc, false, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w, evs)
+	return s.commitIn(ctx, a, tx, w, evs)
 }
 
 // Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
@@ -157,11 +168,12 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if err != nil {
 		return txID, err
 	}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, merged, true)
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+	w, evs, err := s.revise(ctx, a, e, txID, transition, merged, true, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w, evs)
+	return s.commitIn(ctx, a, tx, w, evs)
 }
 
 type updateItem struct {
@@ -233,7 +245,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			if p, ok := pending[e.ID]; ok {
 				e.State = tx.Writes[p].State
 			}
-			w, wevs, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false)
+			w, wevs, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false, tx)
 			if err != nil {
 				return Chunk{}, itemErr(i, err)
 			}

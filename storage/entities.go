@@ -63,6 +63,9 @@ type Tx struct {
 	Writes []Write
 	// Audit is written in the same transaction as Writes (storage/audit.go).
 	Audit []AuditEvent
+	// Tasks arm and cancel scheduled transitions in the same transaction
+	// (storage/tasks.go); applied in order after Writes.
+	Tasks []TaskOp
 }
 
 // StateCount is the number of live entities of a model in one state.

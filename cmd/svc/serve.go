@@ -18,6 +18,7 @@ import (
 	"svc/fast"
 	"svc/help"
 	"svc/model"
+	"svc/scheduler"
 	"svc/search"
 	"svc/workflow"
 )
@@ -50,7 +51,8 @@ func serve() int {
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON),
-		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc))
+		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc),
+		entity.WithTasks(st.Tasks))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {
@@ -100,6 +102,23 @@ func serve() int {
 	}
 	defer grpcSrv.Stop()
 	engine.Dispatcher = grpcSrv
+	// Scheduled transitions fire from here; function schedules and
+	// processors need the dispatcher above.
+	stopSched := func() {}
+	if cfg.SchedulerEnabled {
+		sched := scheduler.New(st.Tasks, entitySvc, scheduler.Options{ScanInterval: cfg.SchedulerScanInterval,
+			BatchSize: cfg.SchedulerBatchSize, RedispatchBackoff: cfg.SchedulerRedispatchBackoff,
+			ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log})
+		sched.Start()
+		stopSched = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := sched.Stop(sctx); err != nil {
+				log.Warn("scheduled transitions: fires cancelled at shutdown", "error", err)
+			}
+		}
+		defer stopSched()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
@@ -123,7 +142,9 @@ func serve() int {
 		}
 		log.Info("listening", "api", api.String(), "admin", admin.String())
 	})
-	// Drain order: HTTP first (Serve returns after it), then gRPC members.
+	// Drain order: HTTP first (Serve returns after it), then the
+	// scheduler's fires (they may still call members), then gRPC members.
+	stopSched()
 	grpcSrv.Stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

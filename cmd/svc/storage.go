@@ -18,6 +18,8 @@ type stores struct {
 	Entities storage.Entities
 	// Audits reads the audit trail Entities writes with each change.
 	Audits storage.Audits
+	// Tasks reads and claims the scheduled tasks Entities arms.
+	Tasks storage.ScheduledTasks
 	// IAM holds the jwt-mode stores.
 	IAM storage.IAMStores
 	// Search, SearchJobs and Messages serve /search and /message.
@@ -54,6 +56,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Models:   db.Models(),
 			Entities: db.Entities(),
 			Audits:   db.Audits(),
+			Tasks:    db.Tasks(),
 			IAM:      iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
@@ -68,7 +71,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		}, nil
 	case "memory":
 		ents := memory.NewEntities()
-		return &stores{Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
+		return &stores{Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)

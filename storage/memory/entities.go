@@ -30,6 +30,8 @@ type Entities struct {
 	// audit holds the events of entities their transaction does not
 	// write (audit.go).
 	audit auditLog
+	// tasks are the scheduled tasks Tx.Tasks arm and cancel (tasks.go).
+	tasks taskTable
 }
 
 const shardCount = 64
@@ -229,6 +231,20 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			return time.Time{}, storage.ErrConflict
 		}
 	}
+	if len(tx.Tasks) > 0 {
+		s.tasks.mu.Lock()
+		if !s.tasks.checkTasks(tx) {
+			s.tasks.mu.Unlock()
+			unlock()
+			undo()
+			return time.Time{}, storage.ErrConflict
+		}
+		inner := unlock
+		unlock = func() {
+			s.tasks.mu.Unlock()
+			inner()
+		}
+	}
 	if err := storage.Fault(ctx, "validated"); err != nil {
 		unlock()
 		undo()
@@ -273,6 +289,9 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		}
 	}
 	s.appendAudit(tx, recs, at)
+	if len(tx.Tasks) > 0 {
+		s.tasks.applyTasks(tx)
+	}
 	unlock()
 	return time.Unix(0, at).UTC(), nil
 }

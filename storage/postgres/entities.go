@@ -106,7 +106,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	}
 	now := time.Now().UnixNano()
-	if len(creates) == 1 && len(updates) == 0 {
+	if len(creates) == 1 && len(updates) == 0 && upsertsOnly(tx.Tasks) {
 		// One statement is atomic on its own: no BEGIN/COMMIT round trips.
 		for _, step := range []string{"locked", "created", "written"} {
 			if err := storage.Fault(ctx, step); err != nil {
@@ -117,6 +117,13 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data}
 		if len(tx.Audit) > 0 {
 			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
+		}
+		if len(tx.Tasks) > 0 {
+			sql = insertOneArmed
+			if len(tx.Audit) > 0 {
+				sql = insertOneAuditedArmed
+			}
+			args = append(args, taskArgs(tx)...)
 		}
 		if _, err := c.Exec(ctx, sql, args...); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: inserting entity: %w", err)
@@ -212,6 +219,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	}
 	if err := writeAudit(ctx, ptx, tx, now); err != nil {
+		return time.Time{}, err
+	}
+	if err := writeTasks(ctx, ptx, tx); err != nil {
 		return time.Time{}, err
 	}
 	if err := storage.Fault(ctx, "written"); err != nil {

@@ -1,0 +1,229 @@
+package fast
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"svc/audit"
+	"svc/config"
+	"svc/entity"
+	"svc/model"
+	"svc/scheduler"
+	"svc/search"
+	"svc/storage"
+	"svc/storage/memory"
+	"svc/workflow"
+)
+
+// newScheduledEnv is the audit environment plus scheduled tasks and a
+// running scheduler scanning every 50 ms, as cmd/svc serve wires them.
+func newScheduledEnv(t testing.TB, engine string) *entityEnv {
+	t.Helper()
+	var ms storage.Models
+	var es storage.Entities
+	var as storage.Audits
+	var ts storage.ScheduledTasks
+	var sr storage.Searcher
+	if engine == "postgres" {
+		db := newEntityPostgres(t)
+		ms, es, as, ts, sr = db.Models(), db.Entities(), db.Audits(), db.Tasks(), db.Search(time.Minute)
+	} else {
+		m := memory.NewEntities()
+		ms, es, as, ts, sr = memory.NewModels(), m, m.Audits(), m.Tasks(), memory.NewSearch(m)
+	}
+	msvc := model.New(ms, nil)
+	log := slog.New(slog.DiscardHandler)
+	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Log: log}
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)), entity.WithTasks(ts),
+		entity.WithConditions(search.New(ms, sr, memory.NewSearchJobs(), search.Options{})))
+	msvc.SetEntityCounter(esvc)
+	sched := scheduler.New(ts, esvc, scheduler.Options{ScanInterval: 50 * time.Millisecond, BatchSize: 100,
+		RedispatchBackoff: time.Second, ExpiryGrace: 100 * time.Millisecond, Log: log})
+	sched.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sched.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc, Audit: audit.New(as, es)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, client := serveAPI(t, s)
+	return &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc}
+}
+
+// timerWorkflow waits in WAIT until "timeout" fires after delayMs, guarded
+// by $.ok; "leave" moves on by hand.
+func timerWorkflow(delayMs int) string {
+	return `{"importMode":"REPLACE","workflows":[{"version":"1.3","name":"timer","initialState":"WAIT","states":{
+	  "WAIT":{"transitions":[
+	    {"name":"timeout","next":"DONE","manual":false,"schedule":{"delayMs":` + strconv.Itoa(delayMs) + `},
+	     "criterion":{"type":"simple","jsonPath":"$.ok","operatorType":"EQUALS","value":true}},
+	    {"name":"leave","next":"GONE","manual":true}]},
+	  "DONE":{},"GONE":{}}}]}`
+}
+
+// trailOf is the entity's audit, newest first.
+func (e *entityEnv) trailOf(tenant, id string) auditPage {
+	e.t.Helper()
+	var p auditPage
+	e.call(tenant, "GET", "/audit/entity/"+id+"?pageSize=1000", nil).ok(e.t).decode(e.t, &p)
+	return p
+}
+
+// eventually polls cond every 25 ms until it holds or a generous deadline
+// passes; no assertion is made on how fast.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func itemsOf(p auditPage, typ string) []auditItem {
+	var out []auditItem
+	for _, it := range p.Items {
+		if it.kind() == typ {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// TestScheduledTransitionsHTTP is behaviour 30 over real HTTP with a
+// running scheduler, on every engine.
+func TestScheduledTransitionsHTTP(t *testing.T) {
+	for _, engine := range entityEngines {
+		t.Run(engine, func(t *testing.T) {
+			env := newScheduledEnv(t, engine)
+			env.lockedModel("A", "timed", 1, `{"ok":true,"n":1}`)
+			if r := env.call("A", "POST", "/model/timed/1/workflow/import", []byte(timerWorkflow(300))); r.status != 200 {
+				t.Fatalf("import: %d %s", r.status, r.body)
+			}
+			t.Run("fires after the delay", func(t *testing.T) { scheduledFires(t, env) })
+			t.Run("loopback postpones", func(t *testing.T) { scheduledPostponed(t, env) })
+			t.Run("leaving cancels", func(t *testing.T) { scheduledCancelled(t, env) })
+			t.Run("false criterion declines once", func(t *testing.T) { scheduledDeclined(t, env) })
+			t.Run("not fireable by name", func(t *testing.T) {
+				env := env.with(t)
+				id, _ := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
+				env.call("A", "PUT", "/entity/JSON/"+id+"/timeout", []byte(`{"ok":true,"n":2}`)).problem(t, 400, "TRANSITION_NOT_FOUND")
+				if st := env.get("A", "/entity/"+id).Meta.State; st != "WAIT" {
+					t.Fatalf("state %s", st)
+				}
+			})
+		})
+	}
+}
+
+func scheduledFires(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	id, tx := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
+	eventually(t, "the scheduled fire", func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" })
+	got := env.get("A", "/entity/"+id)
+	if got.Meta.Transition == nil || *got.Meta.Transition != "timeout" || got.Meta.TransactionID == tx {
+		t.Fatalf("fired meta %+v", got.Meta)
+	}
+	p := env.trailOf("A", id)
+	// Newest first: the fire's transaction, then the create's.
+	want := "UPDATE SCHEDULED_TRANSITION_FIRE TRANSITION_MAKE CREATE STATE_MACHINE_FINISH SCHEDULED_TRANSITION_ARM WORKFLOW_FOUND STATE_MACHINE_START"
+	if k := kinds(p); k != want {
+		t.Fatalf("trail:\n got %s\nwant %s", k, want)
+	}
+	arm := itemsOf(p, "SCHEDULED_TRANSITION_ARM")[0]
+	var data struct {
+		Transition    string `json:"transition"`
+		SourceState   string `json:"sourceState"`
+		ScheduledTime string `json:"scheduledTime"`
+	}
+	if err := json.Unmarshal(arm.Data, &data); err != nil || data.Transition != "timeout" || data.SourceState != "WAIT" || arm.TransactionID != tx {
+		t.Fatalf("ARM %+v %s (%v)", arm, arm.Data, err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, data.ScheduledTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fire := itemsOf(p, "SCHEDULED_TRANSITION_FIRE")[0]
+	firedAt, _ := time.Parse(time.RFC3339Nano, fire.UTCTime)
+	if firedAt.Before(at) || fire.TransactionID != got.Meta.TransactionID {
+		t.Fatalf("fired at %v before its time %v, or in %s", firedAt, at, fire.TransactionID)
+	}
+	// The write is the arming user's.
+	if up := itemsOf(p, "UPDATE")[0]; up.Actor == nil || up.Actor.ID != "u-A" {
+		t.Fatalf("fire attributed to %+v", up.Actor)
+	}
+}
+
+func scheduledPostponed(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	id, _ := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
+	var r txResult
+	env.call("A", "PUT", "/entity/JSON/"+id, []byte(`{"ok":true,"n":2}`)).ok(t).decode(t, &r)
+	eventually(t, "the postponed fire", func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" })
+	p := env.trailOf("A", id)
+	arms := itemsOf(p, "SCHEDULED_TRANSITION_ARM")
+	if len(arms) != 2 || arms[0].TransactionID != r.TransactionID || len(itemsOf(p, "SCHEDULED_TRANSITION_CANCEL")) != 0 {
+		t.Fatalf("trail %s", kinds(p))
+	}
+	var first, second struct {
+		ScheduledTime time.Time `json:"scheduledTime"`
+	}
+	_ = json.Unmarshal(arms[1].Data, &first)
+	_ = json.Unmarshal(arms[0].Data, &second)
+	fire := itemsOf(p, "SCHEDULED_TRANSITION_FIRE")
+	firedAt, _ := time.Parse(time.RFC3339Nano, fire[0].UTCTime)
+	if len(fire) != 1 || !second.ScheduledTime.After(first.ScheduledTime) || firedAt.Before(second.ScheduledTime) {
+		t.Fatalf("re-armed %v → %v, fired at %v (%d fires)", first.ScheduledTime, second.ScheduledTime, firedAt, len(fire))
+	}
+}
+
+func scheduledCancelled(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	id, _ := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
+	var r txResult
+	env.call("A", "PUT", "/entity/JSON/"+id+"/leave", []byte(`{"ok":true,"n":1}`)).ok(t).decode(t, &r)
+	p := env.trailOf("A", id)
+	c := itemsOf(p, "SCHEDULED_TRANSITION_CANCEL")
+	var data map[string]string
+	if len(c) == 1 {
+		_ = json.Unmarshal(c[0].Data, &data)
+	}
+	if len(c) != 1 || c[0].TransactionID != r.TransactionID || len(data) != 2 || data["transition"] != "timeout" || data["sourceState"] != "WAIT" {
+		t.Fatalf("cancel in %s: %+v", kinds(p), c)
+	}
+	// Well past the delay the entity has not moved.
+	time.Sleep(600 * time.Millisecond)
+	if st := env.get("A", "/entity/"+id).Meta.State; st != "GONE" || len(itemsOf(env.trailOf("A", id), "SCHEDULED_TRANSITION_FIRE")) != 0 {
+		t.Fatalf("state %s after cancel", st)
+	}
+}
+
+func scheduledDeclined(t *testing.T, env *entityEnv) {
+	env = env.with(t)
+	id, _ := env.create("A", "timed", 1, `{"ok":false,"n":1}`)
+	eventually(t, "the declined fire", func() bool {
+		return len(itemsOf(env.trailOf("A", id), "TRANSITION_NOT_MATCH_CRITERION")) > 0
+	})
+	// Well past the redispatch backoff (1 s here): no retry.
+	time.Sleep(1500 * time.Millisecond)
+	p := env.trailOf("A", id)
+	if n := len(itemsOf(p, "TRANSITION_NOT_MATCH_CRITERION")); n != 1 || env.get("A", "/entity/"+id).Meta.State != "WAIT" {
+		t.Fatalf("%d declines, trail %s", n, kinds(p))
+	}
+}
