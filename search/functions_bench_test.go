@@ -51,10 +51,12 @@ func BenchmarkDirectSearchFunction(b *testing.B) {
 	fn := `{"type":"function","function":{"name":"even","config":{"calculationNodesTags":"calc"}}}`
 	sel := `{"type":"group","operator":"AND","conditions":[{"type":"simple","jsonPath":"$.u","operatorType":"EQUALS","value":4242},` + fn + `]}`
 	grp := `{"type":"group","operator":"AND","conditions":[{"type":"simple","jsonPath":"$.g","operatorType":"EQUALS","value":42},` + fn + `]}`
+	// The principal the HTTP layer would put on the request's context.
+	ctx := context.WithValue(context.Background(), iam.PrincipalKey, &iam.Principal{Kind: "user", UserID: "u", TenantID: "bench"})
 	run := func(s *Service, cond string, candidates, want int) func(b *testing.B) {
 		return func(b *testing.B) {
 			req := &DirectRequest{Tenant: "bench", Model: storage.ModelKey{Name: "b", Version: 1}, Condition: []byte(cond), Limit: []byte("10000")}
-			es, err := s.Direct(context.Background(), req)
+			es, err := s.Direct(ctx, req)
 			if err != nil || len(es) != want {
 				b.Fatalf("got %d rows, err %v; want %d", len(es), err, want)
 			}
@@ -62,7 +64,7 @@ func BenchmarkDirectSearchFunction(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Direct(context.Background(), req); err != nil {
+				if _, err := s.Direct(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 			}
