@@ -24,12 +24,13 @@ type ConditionCompiler interface {
 // grouped statistics query; without it they answer 501.
 func WithConditions(c ConditionCompiler) Option { return func(s *Service) { s.conds = c } }
 
-// EntityMatchers is what a ConditionCompiler offers when it can decide
-// conditions with function criteria: a verdict function for the entities
-// of one request, asking compute members for the functions on behalf of
-// the request's principal. search.Service implements it.
-type EntityMatchers interface {
-	EntityMatcher(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition) (func(e *storage.Entity) (bool, error), error)
+// EntityFilters is what a ConditionCompiler offers when it can decide
+// conditions with function criteria: a filter over entities of one
+// request, keeping the selected ones in order, that asks compute members
+// for the functions on behalf of the request's principal. search.Service
+// implements it.
+type EntityFilters interface {
+	EntityFilter(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition) (func(es []*storage.Entity) ([]*storage.Entity, error), error)
 }
 
 // condition compiles body for the model key. A body that does not parse
@@ -47,7 +48,7 @@ func (s *Service) condition(ctx context.Context, tenant string, key storage.Mode
 		return nil, err
 	}
 	if c.HasFunctions() {
-		if _, ok := s.conds.(EntityMatchers); !ok {
+		if _, ok := s.conds.(EntityFilters); !ok {
 			return nil, apierr.New("NOT_IMPLEMENTED", "function conditions need a compute dispatcher, which is not configured")
 		}
 	}
@@ -74,7 +75,7 @@ func (s *Service) scanMatching(ctx context.Context, tenant string, key storage.M
 			return fn(e)
 		})
 	}
-	match, err := s.conds.(EntityMatchers).EntityMatcher(ctx, tenant, key, cond)
+	filter, err := s.conds.(EntityFilters).EntityFilter(ctx, tenant, key, cond)
 	if err != nil {
 		return err
 	}
@@ -92,15 +93,12 @@ func (s *Service) scanMatching(ctx context.Context, tenant string, key storage.M
 	if err != nil {
 		return err
 	}
+	if cands, err = filter(cands); err != nil {
+		return err
+	}
 	for _, e := range cands {
-		ok, err := match(e)
-		if err != nil {
+		if err := fn(e); err != nil {
 			return err
-		}
-		if ok {
-			if err := fn(e); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -62,11 +64,17 @@ func functionSpecs(cond *predicate.Condition) (map[*predicate.Function]*workflow
 	return specs, nil
 }
 
+// inFlight bounds the member round trips one request has outstanding.
+// Candidates are decided concurrently (each entity's condition still left
+// to right with short-circuiting), which hides the round-trip latency
+// without letting one search flood the tenant's members.
+const inFlight = 16
+
 // functions evaluates a condition with function criteria against the
-// entities of one request, sequentially: each function criterion the
-// evaluation reaches becomes an EntityCriteriaCalculationRequest for the
-// entity under evaluation, sent to a member of the tenant serving the
-// condition's tags, and its matches is the leaf's value.
+// entities of one request: each function criterion the evaluation reaches
+// becomes an EntityCriteriaCalculationRequest for the entity under
+// evaluation, sent to a member of the tenant serving the condition's tags,
+// and its matches is the leaf's value.
 type functions struct {
 	ctx    context.Context
 	tenant string
@@ -75,9 +83,6 @@ type functions struct {
 	d      workflow.CriteriaDispatcher
 	cond   *predicate.Condition
 	specs  map[*predicate.Function]*workflow.FunctionCondition
-
-	e    *storage.Entity // under evaluation
-	meta predicate.Meta
 }
 
 func (s *Service) functions(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition, auth workflow.Auth) (*functions, error) {
@@ -88,26 +93,95 @@ func (s *Service) functions(ctx context.Context, tenant string, key storage.Mode
 	return &functions{ctx: ctx, tenant: tenant, model: key, auth: auth, d: s.dispatcher(), cond: cond, specs: specs}, nil
 }
 
-// match is the full condition's verdict on e.
-func (f *functions) match(e *storage.Entity) (bool, error) {
-	f.e = e
-	f.meta = predicate.Meta{ID: uuid.UUID(e.ID).String(), State: e.State, TransitionForLatestSave: e.Transition,
-		TransactionID: uuid.UUID(e.TxID).String(), CreationDate: e.CreatedAt, LastUpdateTime: e.UpdatedAt}
-	return f.cond.Eval(e.Data, &f.meta, f)
+// evaluator decides one entity at a time for one goroutine; its calls run
+// on ctx.
+type evaluator struct {
+	*functions
+	ctx  context.Context
+	e    *storage.Entity // under evaluation
+	meta predicate.Meta
 }
 
-// filter keeps the entities the full condition selects, in order, and
-// stops once it has more than max (max > 0).
+// match is the full condition's verdict on e.
+func (v *evaluator) match(e *storage.Entity) (bool, error) {
+	v.e = e
+	v.meta = predicate.Meta{ID: uuid.UUID(e.ID).String(), State: e.State, TransitionForLatestSave: e.Transition,
+		TransactionID: uuid.UUID(e.TxID).String(), CreationDate: e.CreatedAt, LastUpdateTime: e.UpdatedAt}
+	return v.cond.Eval(e.Data, &v.meta, v)
+}
+
+// filter keeps the entities the full condition selects, in their order.
+// With max > 0 it stops early once more than max have matched (the caller
+// only needs to know there are more). Candidates are decided by up to
+// inFlight goroutines, all ended before filter returns; the first member
+// failure cancels the rest and is the result.
 func (f *functions) filter(es []*storage.Entity, max int) ([]*storage.Entity, error) {
-	out := es[:0]
-	for _, e := range es {
-		ok, err := f.match(e)
-		if err != nil {
-			return nil, err
+	workers := min(inFlight, len(es))
+	if workers <= 1 {
+		v := &evaluator{functions: f, ctx: f.ctx}
+		out := es[:0]
+		for _, e := range es {
+			ok, err := v.match(e)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				if out = append(out, e); max > 0 && len(out) > max {
+					break
+				}
+			}
 		}
-		if ok {
-			out = append(out, e)
-			if max > 0 && len(out) > max {
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	verdict := make([]bool, len(es))
+	var (
+		next, matched atomic.Int64
+		mu            sync.Mutex
+		failure       error
+		wg            sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := &evaluator{functions: f, ctx: ctx}
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(es) {
+					return
+				}
+				ok, err := v.match(es[i])
+				if err != nil {
+					mu.Lock()
+					// An error after the cancel is the cancel's echo.
+					if failure == nil && ctx.Err() == nil {
+						failure = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				verdict[i] = ok
+				if ok && max > 0 && matched.Add(1) > int64(max) {
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failure != nil {
+		return nil, failure
+	}
+	if err := f.ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := es[:0]
+	for i, e := range es {
+		if verdict[i] {
+			if out = append(out, e); max > 0 && len(out) > max {
 				break
 			}
 		}
@@ -117,48 +191,50 @@ func (f *functions) filter(es []*storage.Entity, max int) ([]*storage.Entity, er
 
 // CallFunction implements predicate.FunctionCaller for the entity under
 // evaluation.
-func (f *functions) CallFunction(fn *predicate.Function) (bool, error) {
+func (v *evaluator) CallFunction(fn *predicate.Function) (bool, error) {
+	f := v.functions
 	spec := f.specs[fn]
 	if spec == nil {
 		// Every function of the condition was read in functionSpecs.
 		return false, errors.New("search: function condition " + fn.Name + " was not prepared")
 	}
+	e := v.e
 	call := spec.Call(f.tenant, f.auth, workflow.Meta{
-		ID: f.meta.ID, ModelName: f.model.Name, ModelVersion: f.model.Version, State: f.e.State,
-		CreationDate: f.e.CreatedAt, LastUpdateTime: f.e.UpdatedAt, TransactionID: f.meta.TransactionID,
-		TransitionForLatestSave: f.e.Transition,
-	}, f.e.Data)
+		ID: v.meta.ID, ModelName: f.model.Name, ModelVersion: f.model.Version, State: e.State,
+		CreationDate: e.CreatedAt, LastUpdateTime: e.UpdatedAt, TransactionID: v.meta.TransactionID,
+		TransitionForLatestSave: e.Transition,
+	}, e.Data)
 	if f.d == nil {
 		return false, workflow.NoMemberForTag(call.TagsCSV)
 	}
-	res, err := f.d.DispatchCriteria(f.ctx, call)
+	res, err := f.d.DispatchCriteria(v.ctx, call)
 	if err != nil {
 		if _, ok := apierr.As(err); ok || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return false, err
 		}
 		return false, &apierr.Error{Code: CodeFunctionConditionFailed, Cause: err,
-			Message: "function condition " + fn.Name + " on entity " + f.meta.ID + ": " + err.Error(),
-			Props:   []apierr.Prop{apierr.P("function", fn.Name), apierr.P("entityId", f.meta.ID)}}
+			Message: "function condition " + fn.Name + " on entity " + v.meta.ID + ": " + err.Error(),
+			Props:   []apierr.Prop{apierr.P("function", fn.Name), apierr.P("entityId", v.meta.ID)}}
 	}
 	if !res.Success {
 		msg := "member returned failure"
 		if res.Error != nil && res.Error.Message != "" {
 			msg = res.Error.Message
 		}
-		return false, apierr.New(CodeFunctionConditionFailed, "function condition "+fn.Name+" on entity "+f.meta.ID+" failed: "+msg,
-			apierr.P("function", fn.Name), apierr.P("entityId", f.meta.ID))
+		return false, apierr.New(CodeFunctionConditionFailed, "function condition "+fn.Name+" on entity "+v.meta.ID+" failed: "+msg,
+			apierr.P("function", fn.Name), apierr.P("entityId", v.meta.ID))
 	}
 	return res.Matches, nil
 }
 
-// EntityMatcher returns the verdict of cond (compiled by Condition) on
-// entities of the model, for the request of ctx: function criteria go to
-// compute members as in search. Grouped statistics and delete by
-// condition use it; the returned function is for one goroutine.
-func (s *Service) EntityMatcher(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition) (func(e *storage.Entity) (bool, error), error) {
+// EntityFilter returns a filter deciding cond (compiled by Condition) on
+// entities of the model for the request of ctx, function criteria asked of
+// compute members as in search: it keeps the selected entities in order.
+// Grouped statistics and delete by condition use it.
+func (s *Service) EntityFilter(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition) (func(es []*storage.Entity) ([]*storage.Entity, error), error) {
 	f, err := s.functions(ctx, tenant, key, cond, authOf(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return f.match, nil
+	return func(es []*storage.Entity) ([]*storage.Entity, error) { return f.filter(es, 0) }, nil
 }

@@ -2,14 +2,11 @@ package search
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/buger/jsonparser"
 
-	"svc/compute"
 	"svc/compute/member"
 	"svc/iam"
 	"svc/storage"
@@ -19,26 +16,10 @@ import (
 // "even" matches when $.u is even. It wires the server into services.
 func benchMember(b *testing.B, services ...*Service) {
 	b.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := compute.New(compute.Config{}, compute.MockVerifier{Principal: &iam.Principal{Kind: "service", UserID: "m",
-		TenantID: "bench", Roles: []string{iam.RoleM2M}}}, slog.New(slog.DiscardHandler))
-	srv.Start(lis)
-	b.Cleanup(srv.Stop)
-	for _, s := range services {
-		s.SetDispatcher(srv)
-	}
-	m, err := member.Connect(context.Background(), member.Config{Endpoint: lis.Addr().String(), Tags: []string{"calc"},
-		Log: slog.New(slog.DiscardHandler)}, member.Handlers{Criteria: func(_ context.Context, c *member.Call) (bool, string, error) {
+	startMember(b, "bench", func(_ context.Context, c *member.Call) (bool, string, error) {
 		u, err := jsonparser.GetInt(c.Request.Payload.Data, "u")
 		return u%2 == 0, "", err
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
+	}, services...)
 }
 
 // BenchmarkDirectSearchFunction: 100k entities; a simple leaf narrows to
