@@ -361,6 +361,9 @@ func functionFailures(t *testing.T, env *searchEnv) {
 	if p["retryable"] != true {
 		t.Errorf("stats: retryable %v", p["retryable"])
 	}
+	// attachEntity false sends no payload (this member then fails).
+	env.call("F", "POST", "/search/direct/fn/1", []byte(`{"type":"function","function":{"name":"even","config":{"calculationNodesTags":"calc","attachEntity":false}}}`)).
+		problem(t, 400, "FUNCTION_CONDITION_FAILED")
 	// A malformed function config is the request's fault, found before
 	// any member is asked.
 	env.call("F", "POST", "/search/direct/fn/1", []byte(`{"type":"function","function":{"name":"even","config":{"responseTimeoutMs":"soon"}}}`)).

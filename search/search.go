@@ -211,8 +211,10 @@ func (s *Service) Direct(ctx context.Context, r *DirectRequest) ([]*storage.Enti
 // run is Search with function criteria: the engine evaluates the
 // condition's Pushdown (a superset, sorted), and each candidate is then
 // decided by the full condition with compute members answering the
-// functions, in order, until more than q.Max have matched. The limit
-// therefore applies after the re-check.
+// functions, until more than q.Max have matched. The limit therefore
+// applies after the re-check. Every candidate is read before the first
+// call, so memory grows with the candidates, not with the matches: a
+// selective simple leaf next to the function keeps both small.
 func (s *Service) run(ctx context.Context, q *storage.SearchQuery, auth workflow.Auth) ([]*storage.Entity, error) {
 	if q.Cond == nil || !q.Cond.HasFunctions() {
 		return s.searcher.Search(ctx, q)
@@ -233,8 +235,8 @@ func (s *Service) run(ctx context.Context, q *storage.SearchQuery, auth workflow
 // Condition validates and compiles a condition against a model of the
 // tenant (404 MODEL_NOT_FOUND, then the predicate's path and type checks),
 // for other areas that take conditions (grouped stats, delete by
-// condition). Function criteria are returned compiled; the caller decides
-// how to answer them.
+// condition). Function criteria are returned compiled; EntityFilter
+// answers them.
 func (s *Service) Condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
 	expr, err := predicate.Parse(body)
 	if err != nil {

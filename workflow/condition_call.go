@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"time"
 
 	json "github.com/goccy/go-json"
 )
@@ -56,12 +55,6 @@ func ParseFunctionCondition(raw json.RawMessage) (*FunctionCondition, error) {
 	}
 	return f, nil
 }
-
-// Name is the function's name (criteriaName on the wire).
-func (f *FunctionCondition) Name() string { return f.spec.name }
-
-// Timeout is how long a member may take to answer.
-func (f *FunctionCondition) Timeout() time.Duration { return f.spec.timeout }
 
 // Call is the criteria request for one entity, with target NA and empty
 // workflow and transition references. data is sent only when the
