@@ -22,6 +22,8 @@ import (
 	"svc/compute/member"
 	"svc/iam"
 	"svc/predicate"
+	"svc/storage"
+	"svc/storage/memory"
 )
 
 // startMember runs a compute server on loopback, wires it into services
@@ -210,5 +212,76 @@ func TestFunctionSearchConcurrency(t *testing.T) {
 	_, err = e.mem.Direct(ctx, &DirectRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(fnLeaf("fail")), Limit: []byte("10000")})
 	if ae, ok := apierr.As(err); !ok || ae.Code != CodeFunctionConditionFailed || !strings.Contains(ae.Message, "cannot decide") {
 		t.Fatalf("member failure: %v", err)
+	}
+}
+
+// TestAsyncFunctionPrincipal: an async job asks members as its submitter;
+// a job taken over from a node that died asks as system/svc (the submitter
+// is not stored with the job). Both count what Go counts.
+func TestAsyncFunctionPrincipal(t *testing.T) {
+	e := newEngines(t, 60)
+	jobs := memory.NewSearchJobs()
+	s := New(e.mem.models, e.mem.searcher, jobs, Options{Workers: 1, Queue: 4, MaxPerTenant: 4, Heartbeat: 20 * time.Millisecond,
+		StaleAfter: 80 * time.Millisecond, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Hour,
+		OnBackgroundErr: func(what string, err error) { t.Errorf("%s: %v", what, err) }})
+	var mu sync.Mutex
+	seen := map[string]int{}
+	startMember(t, e.tenant, func(_ context.Context, c *member.Call) (bool, string, error) {
+		mu.Lock()
+		seen[c.AuthType+"/"+c.AuthID]++
+		mu.Unlock()
+		ok, err := verdictOf(c.Request.CriteriaName, c.Request.Payload.Data)
+		return ok, "", err
+	}, s)
+	ctx := context.Background()
+	want := 0
+	all, err := e.mem.Direct(ctx, &DirectRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(`{"type":"group","operator":"AND","conditions":[]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range all {
+		if ok, _ := verdictOf("odd", x.Data); ok {
+			want++
+		}
+	}
+	old := time.Now().Add(-time.Hour).UTC()
+	stale := [16]byte(uuid.New())
+	if err := jobs.CreateJob(ctx, &storage.SearchJob{Tenant: e.tenant, ID: stale, Model: e.model, Condition: []byte(fnLeaf("odd")),
+		At: time.Now().UTC(), Status: storage.JobRunning, CreatedAt: old, Heartbeat: old, Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	own, err := s.Submit(userCtx(), &AsyncRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(fnLeaf("odd"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range [][16]byte{stale, own} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			j, err := jobs.GetJob(ctx, e.tenant, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Status == storage.JobSuccessful {
+				if j.Count != int64(want) {
+					t.Fatalf("job counted %d, Go counts %d", j.Count, want)
+				}
+				break
+			}
+			if j.Status != storage.JobRunning || time.Now().After(deadline) {
+				t.Fatalf("job %+v", j)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["system/svc"] != e.n || seen["user/u1"] != e.n || len(seen) != 2 {
+		t.Fatalf("principals seen %v, want %d calls each", seen, e.n)
 	}
 }
