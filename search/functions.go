@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -146,6 +147,17 @@ func (f *functions) filter(es []*storage.Entity, max int) ([]*storage.Entity, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// Not the caller's goroutine: its recover cannot see this.
+				if r := recover(); r != nil {
+					mu.Lock()
+					if failure == nil {
+						failure = fmt.Errorf("search: function condition evaluation panicked: %v", r)
+					}
+					mu.Unlock()
+					cancel()
+				}
+			}()
 			v := &evaluator{functions: f, ctx: ctx}
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
