@@ -2,6 +2,7 @@ package entity
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -23,21 +24,84 @@ type ConditionCompiler interface {
 // grouped statistics query; without it they answer 501.
 func WithConditions(c ConditionCompiler) Option { return func(s *Service) { s.conds = c } }
 
-// condition compiles body for the model key. Function conditions need a
-// compute member round trip per entity, which these bulk paths do not make;
-// they answer 501 as search does.
+// EntityFilters is what a ConditionCompiler offers when it can decide
+// conditions with function criteria: a filter over entities of one
+// request, keeping the selected ones in order, that asks compute members
+// for the functions on behalf of the request's principal. search.Service
+// implements it.
+type EntityFilters interface {
+	EntityFilter(ctx context.Context, tenant string, key storage.ModelKey, cond *predicate.Condition) (func(es []*storage.Entity) ([]*storage.Entity, error), error)
+}
+
+// condition compiles body for the model key. A body that does not parse
+// is 400 INVALID_CONDITION here, where search says BAD_REQUEST
+// (entity-workflow.md §1.9, §6.4).
 func (s *Service) condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
 	if s.conds == nil {
 		return nil, apierr.New("NOT_IMPLEMENTED", "conditions are not available: no condition compiler is configured")
 	}
 	c, err := s.conds.Condition(ctx, tenant, key, body)
 	if err != nil {
+		if e, ok := apierr.As(err); ok && e.Code == apierr.BadRequest {
+			return nil, &apierr.Error{Code: "INVALID_CONDITION", Message: e.Message, Props: e.Props, Cause: e}
+		}
 		return nil, err
 	}
 	if c.HasFunctions() {
-		return nil, apierr.New("NOT_IMPLEMENTED", "function conditions are not supported in bulk deletes and grouped statistics")
+		if _, ok := s.conds.(EntityFilters); !ok {
+			return nil, apierr.New("NOT_IMPLEMENTED", "function conditions need a compute dispatcher, which is not configured")
+		}
 	}
 	return c, nil
+}
+
+// scanMatching calls fn for every live entity of the model (as of at) that
+// cond selects. Without function criteria the condition is evaluated
+// inside the scan. With them, the scan only collects the candidates of the
+// condition's Pushdown (copies: a scan's entity must not be retained), and
+// the full condition, compute-member round trips included, runs after the
+// scan has ended, so no storage lock or pooled connection is held while a
+// member answers. Any evaluation error ends the walk and is returned.
+func (s *Service) scanMatching(ctx context.Context, tenant string, key storage.ModelKey, at *time.Time, cond *predicate.Condition, fn func(e *storage.Entity) error) error {
+	var meta predicate.Meta
+	if cond == nil || !cond.HasFunctions() {
+		return s.store.Scan(ctx, tenant, key, at, func(e *storage.Entity) error {
+			if cond != nil {
+				metaOf(e, &meta)
+				if !cond.Match(e.Data, &meta) {
+					return nil
+				}
+			}
+			return fn(e)
+		})
+	}
+	filter, err := s.conds.(EntityFilters).EntityFilter(ctx, tenant, key, cond)
+	if err != nil {
+		return err
+	}
+	pre := cond.Pushdown()
+	var cands []*storage.Entity
+	err = s.store.Scan(ctx, tenant, key, at, func(e *storage.Entity) error {
+		metaOf(e, &meta)
+		if pre.Match(e.Data, &meta) {
+			c := *e
+			c.Data = append([]byte(nil), e.Data...)
+			cands = append(cands, &c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if cands, err = filter(cands); err != nil {
+		return err
+	}
+	for _, e := range cands {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // metaOf is the lifecycle view of e that conditions read.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"svc/apierr"
-	"svc/predicate"
 	"svc/storage"
 )
 
@@ -19,11 +17,6 @@ import (
 func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	cond, err := s.condition(ctx, a.Tenant, key, body)
 	if err != nil {
-		// A body that does not parse is INVALID_CONDITION here, where
-		// search says BAD_REQUEST (entity-workflow.md §1.9).
-		if e, ok := apierr.As(err); ok && e.Code == apierr.BadRequest {
-			return nil, &apierr.Error{Code: "INVALID_CONDITION", Message: e.Message, Props: e.Props, Cause: e}
-		}
 		return nil, err
 	}
 	type hit struct {
@@ -31,12 +24,10 @@ func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey
 		version int64
 	}
 	var hits []hit
-	var meta predicate.Meta
-	err = s.store.Scan(ctx, a.Tenant, key, at, func(e *storage.Entity) error {
-		metaOf(e, &meta)
-		if cond.Match(e.Data, &meta) {
-			hits = append(hits, hit{e.ID, e.Version})
-		}
+	// Every function condition is answered before anything is written:
+	// a member failure fails the request with nothing deleted.
+	err = s.scanMatching(ctx, a.Tenant, key, at, cond, func(e *storage.Entity) error {
+		hits = append(hits, hit{e.ID, e.Version})
 		return nil
 	})
 	if err != nil {

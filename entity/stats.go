@@ -285,8 +285,6 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 		}
 		cond = c
 	}
-	var meta predicate.Meta
-
 	type group struct {
 		key  []GroupKeyPart
 		n    int64
@@ -296,13 +294,7 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 	var kb []byte
 	parts := make([]GroupKeyPart, len(paths))
 	errTooMany := statsErr("GROUP_CARDINALITY_EXCEEDED", "more than "+strconv.Itoa(s.groupMax)+" groups")
-	err := s.store.Scan(ctx, tenant, key, at, func(e *storage.Entity) error {
-		if cond != nil {
-			metaOf(e, &meta)
-			if !cond.Match(e.Data, &meta) {
-				return nil
-			}
-		}
+	err := s.scanMatching(ctx, tenant, key, at, cond, func(e *storage.Entity) error {
 		kb = kb[:0]
 		for i, p := range paths {
 			var v *string

@@ -94,6 +94,9 @@ func opDocTable() map[string]opDoc {
 	eModel404 := e(404, "MODEL_NOT_FOUND: no such model.")
 	eEntity404 := e(404, "ENTITY_NOT_FOUND: no such entity.")
 	eConflict409 := e(409, "CONFLICT (retryable): a concurrent transaction won; retry.")
+	// Function conditions are decided by compute members (search, grouped
+	// statistics, delete by condition).
+	eFunction503 := e(503, "NO_COMPUTE_MEMBER_FOR_TAG, DISPATCH_TIMEOUT or COMPUTE_MEMBER_DISCONNECTED (retryable): a function condition's compute member is missing, too slow or gone.")
 	eSearch400 := e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH or CONDITION_TYPE_MISMATCH: the condition or sort is invalid.")
 	eJob404 := e(404, "SEARCH_JOB_NOT_FOUND: unknown or expired job.")
 	eKeypair404 := e(404, "KEYPAIR_NOT_FOUND.")
@@ -207,9 +210,10 @@ func opDocTable() map[string]opDoc {
 			body: jsonBody("The query.", ref("GroupedStatsRequest"), true),
 			ok:   okJSON("The groups.", arr(ref("GroupedStatsBucket"), "")),
 			errs: []errDoc{
-				e(400, "MALFORMED_REQUEST, MISSING_GROUP_BY, INVALID_GROUP_BY_PATH, DUPLICATE_GROUP_BY, INVALID_AGGREGATION_OP, INVALID_AGGREGATION_FIELD, DUPLICATE_AGGREGATION_ALIAS, INVALID_LIMIT, INVALID_CONDITION, SCAN_BUDGET_EXHAUSTED."),
+				e(400, "MALFORMED_REQUEST, MISSING_GROUP_BY, INVALID_GROUP_BY_PATH, DUPLICATE_GROUP_BY, INVALID_AGGREGATION_OP, INVALID_AGGREGATION_FIELD, DUPLICATE_AGGREGATION_ALIAS, INVALID_LIMIT, INVALID_CONDITION, FUNCTION_CONDITION_FAILED, SCAN_BUDGET_EXHAUSTED."),
 				eModel404, eTooLarge,
 				e(422, "GROUP_CARDINALITY_EXCEEDED: more groups than SVC_STATS_GROUP_MAX."),
+				eFunction503,
 			},
 		},
 
@@ -261,7 +265,7 @@ func opDocTable() map[string]opDoc {
 			},
 			body: jsonBody("Optional condition selecting the entities.", ref("Condition"), false),
 			ok:   okJSON("What was removed.", ref("EntityDeleteResult")),
-			errs: []errDoc{eBadParam, e(400, "INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH or SCAN_BUDGET_EXHAUSTED."), eModel404, eConflict409},
+			errs: []errDoc{eBadParam, e(400, "INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH, FUNCTION_CONDITION_FAILED or SCAN_BUDGET_EXHAUSTED."), eModel404, eConflict409, eFunction503},
 		},
 		"updateCollection": {
 			desc:        "Updates many entities, `transactionWindow` per transaction. An item whose `ifMatch` is stale is reported in `failed` and its chunk still commits.",
@@ -631,7 +635,7 @@ func opDocTable() map[string]opDoc {
 				"description": "One entity per line (application/x-ndjson); empty when nothing matches.",
 				"content":     content("application/x-ndjson", ref("EntityEnvelope")),
 			},
-			errs: []errDoc{e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH, SEARCH_RESULT_LIMIT or SCAN_BUDGET_EXHAUSTED."), eModel404},
+			errs: []errDoc{e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH, FUNCTION_CONDITION_FAILED, SEARCH_RESULT_LIMIT or SCAN_BUDGET_EXHAUSTED."), eModel404, eFunction503},
 		},
 
 		// SQL schema.

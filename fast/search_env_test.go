@@ -36,8 +36,6 @@ func newSearchEnv(t testing.TB, engine string, opt func(*search.Options)) *searc
 		ms, es, sr, jobs, msgs = memory.NewModels(), me, memory.NewSearch(me), memory.NewSearchJobs(), memory.NewMessages()
 	}
 	msvc := model.New(ms, nil)
-	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50))
-	msvc.SetEntityCounter(esvc)
 	so := search.Options{MaxSortKeys: 3, Workers: 2, Queue: 4, MaxPerTenant: 4, Heartbeat: 50 * time.Millisecond,
 		StaleAfter: time.Minute, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Minute,
 		OnBackgroundErr: func(what string, err error) { t.Errorf("%s: %v", what, err) }}
@@ -46,6 +44,9 @@ func newSearchEnv(t testing.TB, engine string, opt func(*search.Options)) *searc
 	}
 	ssvc := search.New(ms, sr, jobs, so)
 	ssvc.Start()
+	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50),
+		entity.WithConditions(ssvc))
+	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"svc/apierr"
 	"svc/storage"
+	"svc/workflow"
 )
 
 // pool runs async jobs: a bounded queue in front of a fixed set of
@@ -34,8 +35,11 @@ type pool struct {
 
 // task is a job held by this node, queued or executing.
 type task struct {
-	job    *storage.SearchJob
-	q      *storage.SearchQuery
+	job *storage.SearchJob
+	q   *storage.SearchQuery
+	// auth is who function conditions are dispatched for: the submitter,
+	// or systemAuth for a job taken over from another node.
+	auth   workflow.Auth
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -140,7 +144,7 @@ func (s *Service) Submit(ctx context.Context, r *AsyncRequest) ([16]byte, error)
 		p.release(r.Tenant, [16]byte{})
 		return [16]byte{}, err
 	}
-	if !p.enqueue(j, q) {
+	if !p.enqueue(j, q, authOf(ctx)) {
 		_ = s.jobs.DeleteJob(context.WithoutCancel(ctx), r.Tenant, id)
 		p.release(r.Tenant, [16]byte{})
 		return [16]byte{}, queueFull()
@@ -150,9 +154,9 @@ func (s *Service) Submit(ctx context.Context, r *AsyncRequest) ([16]byte, error)
 
 // enqueue registers j and hands it to the queue without blocking; the
 // caller has charged the tenant's count.
-func (p *pool) enqueue(j *storage.SearchJob, q *storage.SearchQuery) bool {
+func (p *pool) enqueue(j *storage.SearchJob, q *storage.SearchQuery, auth workflow.Auth) bool {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{job: j, q: q, ctx: ctx, cancel: cancel}
+	t := &task{job: j, q: q, auth: auth, ctx: ctx, cancel: cancel}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -242,6 +246,17 @@ func (p *pool) execute(t *task) (ids [][16]byte, err error) {
 		at := j.At
 		q.At = &at
 	}
+	if q.Cond != nil && q.Cond.HasFunctions() {
+		es, err := p.s.run(t.ctx, q, t.auth)
+		if err != nil {
+			return nil, err
+		}
+		ids = make([][16]byte, len(es))
+		for i, e := range es {
+			ids[i] = e.ID
+		}
+		return ids, nil
+	}
 	return p.s.searcher.SearchIDs(t.ctx, q)
 }
 
@@ -324,7 +339,7 @@ func (p *pool) sweep() {
 		p.mu.Lock()
 		p.perTenant[j.Tenant]++
 		p.mu.Unlock()
-		if !p.enqueue(j, nil) {
+		if !p.enqueue(j, nil, systemAuth) {
 			// Left RUNNING: the next sweep claims it again.
 			p.release(j.Tenant, [16]byte{})
 		}

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"svc/apierr"
 	"svc/predicate"
 	"svc/storage"
+	"svc/workflow"
 )
 
 // Limits of direct search (notes §2.1).
@@ -48,6 +50,7 @@ type Service struct {
 	jobs     storage.SearchJobs
 	opt      Options
 	schemas  sync.Map // schemaKey → *schemaEntry
+	dispatch atomic.Pointer[dispatcherRef]
 
 	pool *pool
 }
@@ -140,9 +143,11 @@ func (s *Service) prepare(ctx context.Context, tenant string, key storage.ModelK
 		return nil, err
 	}
 	if cond.HasFunctions() {
-		// Function criteria need a compute member to answer them per
-		// entity; search has no such caller wired yet.
-		return nil, apierr.New("NOT_IMPLEMENTED", "function conditions in search are not implemented yet")
+		// Checked now so a malformed one is a 400 at submit, not a
+		// failed job.
+		if _, err := functionSpecs(cond); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkSort(keys, fm); err != nil {
 		return nil, err
@@ -192,7 +197,7 @@ func (s *Service) Direct(ctx context.Context, r *DirectRequest) ([]*storage.Enti
 		return nil, err
 	}
 	q.At, q.Max = r.At, limit
-	es, err := s.searcher.Search(ctx, q)
+	es, err := s.run(ctx, q, authOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +208,35 @@ func (s *Service) Direct(ctx context.Context, r *DirectRequest) ([]*storage.Enti
 	return es, nil
 }
 
+// run is Search with function criteria: the engine evaluates the
+// condition's Pushdown (a superset, sorted), and each candidate is then
+// decided by the full condition with compute members answering the
+// functions, until more than q.Max have matched. The limit therefore
+// applies after the re-check. Every candidate is read before the first
+// call, so memory grows with the candidates, not with the matches: a
+// selective simple leaf next to the function keeps both small.
+func (s *Service) run(ctx context.Context, q *storage.SearchQuery, auth workflow.Auth) ([]*storage.Entity, error) {
+	if q.Cond == nil || !q.Cond.HasFunctions() {
+		return s.searcher.Search(ctx, q)
+	}
+	f, err := s.functions(ctx, q.Tenant, q.Model, q.Cond, auth)
+	if err != nil {
+		return nil, err
+	}
+	pq := *q
+	pq.Cond, pq.Max = q.Cond.Pushdown(), 0
+	cands, err := s.searcher.Search(ctx, &pq)
+	if err != nil {
+		return nil, err
+	}
+	return f.filter(cands, q.Max)
+}
+
 // Condition validates and compiles a condition against a model of the
 // tenant (404 MODEL_NOT_FOUND, then the predicate's path and type checks),
 // for other areas that take conditions (grouped stats, delete by
-// condition). Function criteria are returned compiled; the caller decides
-// how to answer them.
+// condition). Function criteria are returned compiled; EntityFilter
+// answers them.
 func (s *Service) Condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
 	expr, err := predicate.Parse(body)
 	if err != nil {

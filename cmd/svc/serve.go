@@ -119,6 +119,9 @@ func serve() int {
 		}
 		defer stopSched()
 	}
+	// Function conditions of search, grouped stats and delete by
+	// condition go to the same members.
+	searchSvc.SetDispatcher(grpcSrv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
