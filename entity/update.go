@@ -69,13 +69,19 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	if err != nil {
 		return txID, err
 	}
-	return s.commitIn(ctx, a, txID, w, nil)
+	return s.commitIn(ctx, a, txID, w, nil, nil)
 }
 
 // commitIn commits w in transaction txID, drawn before the workflow ran so
 // the engine could name it; evs are the engine's events of w, if it ran.
-func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write, evs []storage.AuditEvent) ([16]byte, error) {
-	_, err := s.store.Commit(ctx, withAudit(&storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}, [][]storage.AuditEvent{evs}))
+// When the run segmented (seg), the commit is TX_post's; the answer still
+// names txID, the entry transaction.
+func (s *Service) commitIn(ctx context.Context, a Actor, txID [16]byte, w storage.Write, evs []storage.AuditEvent, seg *segment) ([16]byte, error) {
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: []storage.Write{w}}
+	if seg != nil {
+		seg.finish(tx, &tx.Writes[0])
+	}
+	_, err := s.store.Commit(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
 	}
@@ -109,11 +115,13 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if err != nil {
 		return txID, err
 	}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, doc, false)
+	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+		version: e.Version, ifMatch: ifMatch != ""}
+	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, doc, false)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w, evs)
+	return s.commitIn(ctx, a, txID, w, evs, seg)
 }
 
 // Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
@@ -157,11 +165,13 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if err != nil {
 		return txID, err
 	}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, merged, true)
+	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+		version: e.Version, ifMatch: ifMatch != "*"}
+	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, merged, true)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, txID, w, evs)
+	return s.commitIn(ctx, a, txID, w, evs, seg)
 }
 
 type updateItem struct {
@@ -216,6 +226,8 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		c := Chunk{TxID: txID, IDs: [][16]byte{}}
 		// Several saves of one entity in a transaction make one revision.
 		pending := map[[16]byte]int{}
+		// A chunk of one item may segment (COMMIT_BEFORE_DISPATCH).
+		var seg *segment
 		for i := lo; i < hi; i++ {
 			it := &items[i]
 			e, err := s.load(ctx, a.Tenant, ids[i])
@@ -233,7 +245,13 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			if p, ok := pending[e.ID]; ok {
 				e.State = tx.Writes[p].State
 			}
-			w, wevs, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false)
+			ictx := ctx
+			if hi-lo == 1 {
+				seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(it.Transition), txID: txID,
+					version: e.Version, ifMatch: it.IfMatch != ""}
+				ictx = withSegment(ctx, seg)
+			}
+			w, wevs, err := s.revise(ictx, a, e, txID, it.Transition, docs[i], false)
 			if err != nil {
 				return Chunk{}, itemErr(i, err)
 			}
@@ -249,6 +267,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			tx.Writes = append(tx.Writes, w)
 			evs = append(evs, wevs)
 			c.IDs = append(c.IDs, e.ID)
+		}
+		if seg != nil && len(tx.Writes) == 1 {
+			seg.finish(tx, &tx.Writes[0])
 		}
 		if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
 			return Chunk{}, err
