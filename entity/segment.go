@@ -32,8 +32,9 @@ type segment struct {
 	// ifMatch: the caller sent If-Match, so a lost compare-and-set at
 	// TX_pre is its 412 rather than a retryable conflict.
 	ifMatch bool
-	// n counts committed segments.
-	n int
+	// n counts committed segments; seq counts the audit events they
+	// wrote under the entry transaction's id, so later ones follow them.
+	n, seq int
 }
 
 type segmentKey struct{}
@@ -60,7 +61,7 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	}
 	w := storage.Write{ID: g.id, Model: g.model, State: sg.Entity.Meta.State, Data: sg.Entity.Data,
 		Transition: g.transition, ExpectVersion: g.version}
-	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Writes: []storage.Write{w}}, [][]storage.AuditEvent{evs})
+	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Writes: []storage.Write{w}, AuditSeq: g.seq}, [][]storage.AuditEvent{evs})
 	if _, err := g.s.store.Commit(ctx, tx); err != nil {
 		switch {
 		case errors.Is(err, storage.ErrConflict) && g.ifMatch && g.n == 0:
@@ -78,6 +79,7 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	}
 	g.txID, g.version = next, g.version+1
 	g.n++
+	g.seq += len(tx.Audit)
 	// svc has no transaction a member could join (no routing token is
 	// issued), so startNewTxOnDispatch sends no token either.
 	return "", nil
@@ -89,5 +91,6 @@ func (g *segment) finish(tx *storage.Tx, w *storage.Write) {
 		return
 	}
 	tx.ID = g.txID
+	tx.AuditSeq = g.seq
 	w.ExpectVersion = g.version
 }

@@ -125,15 +125,27 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	if len(changes) != 2 || changes[0]["changeType"] != "UPDATE" || changes[1]["changeType"] != "CREATE" {
 		t.Fatalf("changes %v", changes)
 	}
-	// The trail: the run up to the pause in the entry transaction, the
-	// rest in TX_post.
+	// The trail: the run up to the pause written with the pre-callout
+	// revision, the rest with the result; every state-machine event names
+	// the entry transaction, each change the transaction that wrote it.
 	items := env.trail("A", id, "")
 	if got := trailKinds(items); got != "STATE_MACHINE_START WORKFLOW_FOUND PAUSE_FOR_PROCESSING STATE_PROCESS_RESULT CREATE "+
 		"STATE_PROCESS_RESULT TRANSITION_MAKE STATE_MACHINE_FINISH UPDATE" {
 		t.Fatalf("trail %s", got)
 	}
-	if items[0].TransactionID != entry || items[4].TransactionID != entry || items[5].TransactionID != e.Meta.TransactionID {
-		t.Fatalf("trail transactions %+v", items)
+	for i, it := range items {
+		want := entry
+		if it.kind() == "UPDATE" {
+			want = e.Meta.TransactionID
+		}
+		if it.TransactionID != want {
+			t.Fatalf("trail item %d (%s) in transaction %s, want %s", i, it.kind(), it.TransactionID, want)
+		}
+	}
+	var fin auditItem
+	env.call("A", "GET", "/audit/entity/"+id+"/workflow/"+entry+"/finished", nil).ok(t).decode(t, &fin)
+	if fin.EventType != "STATE_MACHINE_FINISH" || *fin.State != "DONE" {
+		t.Fatalf("finished by the entry transaction: %+v", fin)
 	}
 
 	// A failing processor: the request fails, the entity stays durable in

@@ -63,6 +63,12 @@ type Tx struct {
 	Writes []Write
 	// Audit is written in the same transaction as Writes (storage/audit.go).
 	Audit []AuditEvent
+	// AuditSeq is the Seq of Audit's first event (0 for most writes). A
+	// transaction whose events continue another's under its transaction
+	// id (a workflow run segmented by COMMIT_BEFORE_DISPATCH) starts after
+	// the events already written, keeping (entity, transaction, seq)
+	// unique and the trail in order.
+	AuditSeq int
 }
 
 // StateCount is the number of live entities of a model in one state.
