@@ -19,6 +19,8 @@ package fast
 //     exists, through the error alone (its transaction rolls back too).
 //   - 24: a join without "id" is accepted (client templates).
 //
+// "extra_predicates" covers the section's "also worth a quick test" list.
+//
 // Behaviour 30 (scheduled transitions) is built by another branch and is
 // not covered here.
 //
@@ -100,6 +102,7 @@ var behaviours = []behaviour{
 	{"26_failure_modes", b26FailureModes},
 	{"27_async_new_tx", b27AsyncNewTx},
 	{"28_function_criterion", b28FunctionCriterion},
+	{"extra_predicates", bExtraPredicates},
 }
 
 // TestBehaviours runs every behaviour on every engine; one environment per

@@ -196,7 +196,11 @@ func b21VisitLimit(t *testing.T, env *behavEnv) {
 	}
 	env.workflows("A", "b21", 1, imports("REPLACE", true, wfJSON("pair", "A", `{"A":{"transitions":[{"name":"t","next":"B","manual":false}]},
 	  "B":{"transitions":[{"name":"u","next":"A","manual":false}]}}`)))
-	env.call("A", "POST", "/entity/JSON/b21/1", []byte(`{"n":3}`)).problem(t, 400, "WORKFLOW_FAILED")
+	r = env.call("A", "POST", "/entity/JSON/b21/1", []byte(`{"n":3}`))
+	r.problem(t, 400, "WORKFLOW_FAILED")
+	if !strings.Contains(string(r.body), `state machine aborted: state \"A\" visited 11 times (limit: 10)`) {
+		t.Fatalf("2-cycle detail %s", r.body)
+	}
 	if n := env.count("A", "b21", 1); n != 1 {
 		t.Fatalf("%d entities, want only the settled one", n)
 	}
@@ -564,6 +568,34 @@ func b28FunctionCriterion(t *testing.T, env *behavEnv) {
 	env.call("A", "PUT", "/entity/JSON/"+id+"/push", []byte(`{"n":9}`)).ok(t)
 	if e := env.get("A", "/entity/"+id); e.Meta.State != "READY" {
 		t.Fatalf("state %s after a matching criterion", e.Meta.State)
+	}
+}
+
+// bExtraPredicates: the notes' "also worth a quick test" list, through
+// transition criteria: NOT_EQUAL on an absent field does not match, LIKE is
+// anchored and case-sensitive, 30 and "30" are alike on an INTEGER field,
+// an empty AND group matches everything.
+func bExtraPredicates(t *testing.T, env *behavEnv) {
+	env.lockedModel("A", "bx", 1, `{"code":"abc","n":1,"opt":"y"}`)
+	crit := func(path, op, value string) string {
+		return `"criterion":{"type":"simple","jsonPath":"` + path + `","operatorType":"` + op + `","value":` + value + `}`
+	}
+	env.workflows("A", "bx", 1, imports("REPLACE", false, wfJSON("w", "NEW", `{"NEW":{"transitions":[
+	    {"name":"ne","next":"NE","manual":false,`+crit("$.opt", "NOT_EQUAL", `"x"`)+`},
+	    {"name":"like","next":"LIKE","manual":false,`+crit("$.code", "LIKE", `"a_c%"`)+`},
+	    {"name":"num","next":"NUM","manual":false,`+crit("$.n", "EQUALS", `"30"`)+`},
+	    {"name":"all","next":"ALL","manual":false,"criterion":{"type":"group","operator":"AND","conditions":[]}}]},
+	  "NE":{},"LIKE":{},"NUM":{},"ALL":{}}`)))
+	for doc, want := range map[string]string{
+		`{"code":"zzz","n":1,"opt":"y"}`: "NE",   // present and different: matches
+		`{"code":"abcdef","n":1}`:        "LIKE", // absent opt: NOT_EQUAL does not match
+		`{"code":"ABCd","n":30}`:         "NUM",  // LIKE is case-sensitive; "30" equals 30
+		`{"code":"xabc","n":2}`:          "ALL",  // LIKE is anchored
+	} {
+		id, _ := env.create("A", "bx", 1, doc)
+		if e := env.get("A", "/entity/"+id); e.Meta.State != want {
+			t.Errorf("%s settled in %s, want %s", doc, e.Meta.State, want)
+		}
 	}
 }
 

@@ -189,6 +189,25 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 		t.Fatalf("after the update's callout: %+v %s", e.Meta, e.Data)
 	}
 
+	// PATCH and a one-item collection update segment the same way.
+	env.call("A", "PATCH", "/entity/JSON/"+id+"/again", []byte(`{"amount":3}`),
+		"Content-Type", "application/merge-patch+json", "If-Match", "*").ok(t).decode(t, &res)
+	if s := <-seen; s.env.Meta.TransactionID != res.TransactionID || string(s.env.Data) != `{"amount":3,"note":"booked"}` {
+		t.Fatalf("patch: member saw %+v %s, answer %s", s.env.Meta, s.env.Data, res.TransactionID)
+	}
+	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":30,"note":"booked"}` {
+		t.Fatalf("after the patch's callout: %s", e.Data)
+	}
+	upd, _ := json.Marshal([]map[string]string{{"id": id, "payload": `{"amount":4,"note":"z"}`, "transition": "again"}})
+	var chunks []txResult
+	env.call("A", "PUT", "/entity/JSON", upd).ok(t).decode(t, &chunks)
+	if s := <-seen; len(chunks) != 1 || s.env.Meta.TransactionID != chunks[0].TransactionID || string(s.env.Data) != `{"amount":4,"note":"z"}` {
+		t.Fatalf("collection update: member saw %+v %s, answer %+v", s.env.Meta, s.env.Data, chunks)
+	}
+	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":40,"note":"booked"}` || e.Meta.TransactionID == chunks[0].TransactionID {
+		t.Fatalf("after the collection update's callout: %+v %s", e.Meta, e.Data)
+	}
+
 	// Several entities in one transaction cannot segment; one per
 	// transaction can.
 	before = books.Load()
@@ -197,7 +216,12 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	if books.Load() != before {
 		t.Fatal("a shared transaction was segmented")
 	}
-	var chunks []txResult
+	upd, _ = json.Marshal([]map[string]string{{"id": id, "payload": `{"amount":5,"note":"z"}`, "transition": "again"},
+		{"id": id, "payload": `{"amount":6,"note":"z"}`, "transition": "again"}})
+	env.call("A", "PUT", "/entity/JSON", upd).problem(t, 400, "WORKFLOW_FAILED")
+	if books.Load() != before {
+		t.Fatal("a shared collection-update transaction was segmented")
+	}
 	env.call("A", "POST", "/entity/JSON/order/1?transactionWindow=1", []byte(`[{"amount":3,"note":"a"},{"amount":4,"note":"b"}]`)).ok(t).decode(t, &chunks)
 	if len(chunks) != 2 {
 		t.Fatalf("chunks %+v", chunks)
