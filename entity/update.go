@@ -228,6 +228,8 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		pending := map[[16]byte]int{}
 		// A chunk of one item may segment (COMMIT_BEFORE_DISPATCH).
 		var seg *segment
+		// The refusals of isolated items commit with their siblings.
+		var aborted []storage.AuditEvent
 		for i := lo; i < hi; i++ {
 			it := &items[i]
 			e, err := s.load(ctx, a.Tenant, ids[i])
@@ -240,6 +242,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			}
 			if it.IfMatch != "" && !ifMatchHolds(e, it.IfMatch) {
 				c.Failed = append(c.Failed, Failure{ID: ids[i], Index: i - lo, Err: modified(ids[i])})
+				aborted = append(aborted, abortedEvents(e, txID, it.Transition, it.IfMatch)...)
 				continue
 			}
 			if p, ok := pending[e.ID]; ok {
@@ -271,7 +274,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		if seg != nil && len(tx.Writes) == 1 {
 			seg.finish(tx, &tx.Writes[0])
 		}
-		if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
+		withAudit(tx, evs)
+		tx.Audit = append(tx.Audit, aborted...)
+		if _, err := s.store.Commit(ctx, tx); err != nil {
 			return Chunk{}, err
 		}
 		return c, nil

@@ -397,10 +397,32 @@ func b13CollectionPut(t *testing.T, env *behavEnv) {
 		res[0].Failed[0].EntityID != b || res[0].Failed[0].Error.Code != "ENTITY_MODIFIED" || res[0].Failed[0].Error.ItemIndex != 1 {
 		t.Fatalf("isolation %+v", res)
 	}
+	// The isolated item's refusal is on its trail, in the chunk's
+	// transaction (notes §2.3: the audit pairing is kept).
+	bTx := env.get("A", "/entity/"+b).Meta.TransactionID
+	items := env.trail("A", b, "&transactionId="+res[0].TransactionID)
+	if got := trailKinds(items); got != "STATE_MACHINE_START TRANSITION_ABORTED" {
+		t.Fatalf("isolated item's trail in the chunk: %q", got)
+	}
+	var ab map[string]string
+	if err := json.Unmarshal(items[1].Data, &ab); err != nil || ab["reason"] != "ENTITY_MODIFIED" || ab["transitionName"] != "loopback" ||
+		ab["expectedTxId"] != "5f0c6a9e-8f5c-11f0-8000-000000000001" || ab["actualTxId"] != bTx {
+		t.Fatalf("TRANSITION_ABORTED data %s (%v)", items[1].Data, err)
+	}
 	for id, want := range map[string]string{a: `{"v":2}`, b: `{"v":1}`, c: `{"v":2}`} {
 		if e := env.get("A", "/entity/"+id); string(e.Data) != want {
 			t.Fatalf("%s: %s, want %s", id, e.Data, want)
 		}
+	}
+	// Every item stale: the chunk still commits, writing nothing but the
+	// refusal.
+	body, _ = json.Marshal([]map[string]string{{"id": b, "payload": `{"v":5}`, "ifMatch": txA}})
+	env.call("A", "PUT", "/entity/JSON", body).ok(t).decode(t, &res)
+	if len(res) != 1 || res[0].TransactionID == "" || len(res[0].EntityIDs) != 0 || len(res[0].Failed) != 1 {
+		t.Fatalf("all-stale chunk %+v", res)
+	}
+	if got := trailKinds(env.trail("A", b, "&transactionId="+res[0].TransactionID)); got != "STATE_MACHINE_START TRANSITION_ABORTED" {
+		t.Fatalf("all-stale chunk's trail %q", got)
 	}
 	body, _ = json.Marshal([]map[string]string{
 		{"id": a, "payload": `{"v":3}`},
