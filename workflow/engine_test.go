@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -435,7 +437,10 @@ func TestAsyncNewTx(t *testing.T) {
 			sp := &savepoints{}
 			r := newRun(`{"a":1}`)
 			r.Savepoints = sp
-			out, err := engine(d).Create(ctx, setOf(t, procWF("ASYNC_NEW_TX", `{}`)), r)
+			var logs bytes.Buffer
+			e := engine(d)
+			e.Log = slog.New(slog.NewTextHandler(&logs, nil))
+			out, err := e.Create(ctx, setOf(t, procWF("ASYNC_NEW_TX", `{}`)), r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -452,6 +457,9 @@ func TestAsyncNewTx(t *testing.T) {
 			}
 			if sp.n != 1 || (sp.rolledBack == 1) == tc.ok {
 				t.Fatalf("savepoints %+v", sp)
+			}
+			if warned := strings.Contains(logs.String(), "level=WARN msg=\"ASYNC_NEW_TX processor failed; transition continues\""); warned == tc.ok {
+				t.Fatalf("WARN logged %t for a processor that succeeded %t: %s", warned, tc.ok, logs.String())
 			}
 			// The failed run's buffered effects are rolled back with it.
 			if w := strings.Join(out.Warnings, ","); (w == "kept") != tc.ok || strings.Contains(w, "rolled back") {
