@@ -51,9 +51,11 @@ package fast
 //	| 24 | member join                 | compute.TestJoinRules, compute.TestJoinGreet                 |
 //	| 25 | SYNC processor              | compute.TestSyncProcessorAndCriteriaOverGRPC, TestRequestWireShape |
 //	| 26 | failure modes               | compute.TestProcessorFailureModesOverGRPC, TestMemberLossDuringCall |
-//	| 27 | ASYNC_NEW_TX                | workflow.TestAsyncNewTx                                      |
+//	| 27 | ASYNC_NEW_TX                | workflow.TestAsyncNewTx (savepoint rollback, WARN)           |
 //	| 28 | function criterion          | workflow.TestFunctionCriteria                                |
-//	| 29 | keep-alive                  | compute.TestKeepAliveAndEviction, TestEvictedMemberIsNotDispatched |
+//	| 29 | keep-alive                  | compute.TestKeepAliveAndEviction, cmd/svc TestServeKeepAliveVariables |
+//
+// COMMIT_BEFORE_DISPATCH (notes §4.5) is covered by TestCommitBeforeDispatch.
 
 import (
 	"fmt"
