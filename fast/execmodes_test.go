@@ -50,6 +50,7 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	      {"name":"book","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"cbd","startNewTxOnDispatch":true}}]},
 	    {"name":"hold","next":"HELD","manual":true}]},
 	  "DONE":{"transitions":[{"name":"again","next":"DONE","manual":true,"processors":[
+	      {"name":"pre","executionMode":"SYNC","config":{"calculationNodesTags":"cbd"}},
 	      {"name":"book","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"cbd"}}]}]},
 	  "HELD":{}}}]}`)
 
@@ -89,6 +90,11 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 			return nil, err
 		}
 		if c.Request.ProcessorName == "pre" {
+			if doc.Amount == 66 { // another writer commits before TX_pre
+				if code := write("PUT", "/entity/JSON/"+c.Request.EntityID, `{"amount":1,"note":"other"}`); code != 200 {
+					return nil, fmt.Errorf("concurrent write: %d", code)
+				}
+			}
 			return json.RawMessage(fmt.Sprintf(`{"amount":%d,"note":"pre"}`, doc.Amount)), nil
 		}
 		books.Add(1)
@@ -182,7 +188,7 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	var res txResult
 	env.call("A", "PUT", "/entity/JSON/"+id+"/again", []byte(`{"amount":2,"note":"y"}`), "If-Match", e.Meta.TransactionID).ok(t).decode(t, &res)
 	s = <-seen
-	if s.env.Meta.TransactionID != res.TransactionID || string(s.env.Data) != `{"amount":2,"note":"y"}` {
+	if s.env.Meta.TransactionID != res.TransactionID || string(s.env.Data) != `{"amount":2,"note":"pre"}` {
 		t.Fatalf("update: member saw %+v %s, answer %s", s.env.Meta, s.env.Data, res.TransactionID)
 	}
 	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":20,"note":"booked"}` || e.Meta.TransactionID == res.TransactionID {
@@ -192,7 +198,7 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	// PATCH and a one-item collection update segment the same way.
 	env.call("A", "PATCH", "/entity/JSON/"+id+"/again", []byte(`{"amount":3}`),
 		"Content-Type", "application/merge-patch+json", "If-Match", "*").ok(t).decode(t, &res)
-	if s := <-seen; s.env.Meta.TransactionID != res.TransactionID || string(s.env.Data) != `{"amount":3,"note":"booked"}` {
+	if s := <-seen; s.env.Meta.TransactionID != res.TransactionID || string(s.env.Data) != `{"amount":3,"note":"pre"}` {
 		t.Fatalf("patch: member saw %+v %s, answer %s", s.env.Meta, s.env.Data, res.TransactionID)
 	}
 	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":30,"note":"booked"}` {
@@ -201,11 +207,29 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 	upd, _ := json.Marshal([]map[string]string{{"id": id, "payload": `{"amount":4,"note":"z"}`, "transition": "again"}})
 	var chunks []txResult
 	env.call("A", "PUT", "/entity/JSON", upd).ok(t).decode(t, &chunks)
-	if s := <-seen; len(chunks) != 1 || s.env.Meta.TransactionID != chunks[0].TransactionID || string(s.env.Data) != `{"amount":4,"note":"z"}` {
+	if s := <-seen; len(chunks) != 1 || s.env.Meta.TransactionID != chunks[0].TransactionID || string(s.env.Data) != `{"amount":4,"note":"pre"}` {
 		t.Fatalf("collection update: member saw %+v %s, answer %+v", s.env.Meta, s.env.Data, chunks)
 	}
 	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":40,"note":"booked"}` || e.Meta.TransactionID == chunks[0].TransactionID {
 		t.Fatalf("after the collection update's callout: %+v %s", e.Meta, e.Data)
+	}
+
+	// A writer that commits between the read and TX_pre: TX_pre's
+	// compare-and-set fails before anything is dispatched, 412 under
+	// If-Match, else 409 CONFLICT.
+	before = books.Load()
+	cur := env.get("A", "/entity/"+id).Meta.TransactionID
+	env.call("A", "PUT", "/entity/JSON/"+id+"/again", []byte(`{"amount":66,"note":"y"}`), "If-Match", cur).
+		problem(t, 412, "ENTITY_MODIFIED")
+	r = env.call("A", "PUT", "/entity/JSON/"+id+"/again", []byte(`{"amount":66,"note":"y"}`))
+	if p := r.problem(t, 409, "CONFLICT"); p["retryable"] != true {
+		t.Fatalf("TX_pre conflict not retryable: %s", r.body)
+	}
+	if books.Load() != before {
+		t.Fatal("dispatched after a lost TX_pre")
+	}
+	if e := env.get("A", "/entity/"+id); string(e.Data) != `{"amount":1,"note":"other"}` {
+		t.Fatalf("the other writer's document was lost: %s", e.Data)
 	}
 
 	// Several entities in one transaction cannot segment; one per
