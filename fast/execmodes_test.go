@@ -34,6 +34,56 @@ func TestCommitBeforeDispatch(t *testing.T) {
 	}
 }
 
+// TestCommitBeforeDispatchTwice: two COMMIT_BEFORE_DISPATCH processors in
+// one pipeline make three transactions; every state-machine event still
+// names the entry transaction, in order (the audit sequence continues
+// across the segments).
+func TestCommitBeforeDispatchTwice(t *testing.T) {
+	for _, engine := range entityEngines {
+		t.Run(engine, func(t *testing.T) {
+			env := newBehavEnv(t, engine, compute.Config{})
+			env.lockedModel("A", "twice", 1, `{"n":1}`)
+			env.workflows("A", "twice", 1, `{"importMode":"REPLACE","workflows":[{"version":"1.3","name":"w","initialState":"NEW","states":{
+			  "NEW":{"transitions":[{"name":"go","next":"DONE","manual":false,"processors":[
+			    {"name":"one","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"twice"}},
+			    {"name":"two","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"twice"}}]}]},
+			  "DONE":{}}}]}`)
+			env.member("A", member.Handlers{Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+				var doc struct {
+					N int `json:"n"`
+				}
+				if err := json.Unmarshal(c.Request.Payload.Data, &doc); err != nil {
+					return nil, err
+				}
+				return json.RawMessage(fmt.Sprintf(`{"n":%d}`, doc.N+1)), nil
+			}}, "twice")
+			id, entry := env.create("A", "twice", 1, `{"n":1}`)
+			e := env.get("A", "/entity/"+id)
+			if e.Meta.State != "DONE" || string(e.Data) != `{"n":3}` {
+				t.Fatalf("entity %+v %s", e.Meta, e.Data)
+			}
+			var changes []map[string]any
+			env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
+			if len(changes) != 3 {
+				t.Fatalf("changes %v", changes)
+			}
+			items := env.trail("A", id, "")
+			if got := trailKinds(items); got != "STATE_MACHINE_START WORKFLOW_FOUND PAUSE_FOR_PROCESSING CREATE "+
+				"STATE_PROCESS_RESULT UPDATE STATE_PROCESS_RESULT TRANSITION_MAKE STATE_MACHINE_FINISH UPDATE" {
+				t.Fatalf("trail %s", got)
+			}
+			for i, it := range items {
+				if it.AuditEventType == "StateMachine" && it.TransactionID != entry {
+					t.Fatalf("trail item %d (%s) in %s, want %s", i, it.kind(), it.TransactionID, entry)
+				}
+			}
+			if items[9].TransactionID != e.Meta.TransactionID {
+				t.Fatalf("last change in %s, want %s", items[9].TransactionID, e.Meta.TransactionID)
+			}
+		})
+	}
+}
+
 // seenEntity is what the member read back during its callout.
 type seenEntity struct {
 	status int
