@@ -39,7 +39,10 @@
 //     transaction open; the run continues in TX_post, which the caller
 //     commits with a compare-and-set against TX_pre's revision (409
 //     CONFLICT when another writer got in between). A failure after TX_pre
-//     leaves the entity durable in the pre-callout state. Without a
+//     leaves the entity durable in the pre-callout state. The answer and
+//     every state-machine event of the run name the entry transaction
+//     (TX_pre); each revision keeps the id of the transaction that wrote
+//     it. Without a
 //     Segmenter (several entities share the transaction, so committing
 //     one early would break the others' all-or-nothing) the processor
 //     fails with WORKFLOW_FAILED.
