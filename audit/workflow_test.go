@@ -23,6 +23,17 @@ func TestFromWorkflow(t *testing.T) {
 		e.State != "OPEN" || e.Details != ev.Details || string(e.Data) != string(ev.Data) || !e.Time.Equal(at) {
 		t.Fatalf("%+v", e)
 	}
+	// "tx" is no UUID: the commit's transaction fills it in.
+	if e.TxID != ([16]byte{}) {
+		t.Fatalf("transaction %x from a non-UUID", e.TxID)
+	}
+	// A run's UUID transaction stays on its events.
+	tx := uuid.New()
+	out, err = FromWorkflow([]workflow.Event{{Type: "A", EntityID: id.String(), TransactionID: tx.String()},
+		{Type: "B", EntityID: id.String(), TransactionID: tx.String()}})
+	if err != nil || out[0].TxID != tx || out[1].TxID != tx {
+		t.Fatalf("%+v %v", out, err)
+	}
 	if _, err := FromWorkflow([]workflow.Event{{Type: "X", EntityID: "not-a-uuid"}}); err == nil {
 		t.Fatal("a malformed entity id was accepted")
 	}

@@ -1,6 +1,13 @@
 package entity
 
-import "svc/storage"
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"svc/storage"
+	"svc/workflow"
+)
 
 // Details of the state-machine events the entity service records around a
 // workflow run (search-audit-misc.md §4).
@@ -58,4 +65,26 @@ func withAudit(tx *storage.Tx, evs [][]storage.AuditEvent) *storage.Tx {
 		tx.Audit = append(tx.Audit, storage.AuditEvent{EntityID: w.ID, Kind: storage.AuditEntityChange, Type: change, State: w.State})
 	}
 	return tx
+}
+
+// abortedEvents are the trail of a collection-update item refused for a
+// stale ifMatch (notes §2.3): its run's start and TRANSITION_ABORTED with
+// the expected and actual transaction ids. svc refuses the item before
+// running the engine, so no other event precedes the abort. They commit
+// with the chunk's other items.
+func abortedEvents(e *storage.Entity, txID [16]byte, transition, ifMatch string) []storage.AuditEvent {
+	start := detailsLoopbackStart
+	if transition != "" {
+		start = detailsTransitionStart
+	}
+	if len(ifMatch) >= 2 && ifMatch[0] == '"' && ifMatch[len(ifMatch)-1] == '"' {
+		ifMatch = ifMatch[1 : len(ifMatch)-1]
+	}
+	now := time.Now()
+	ab := workflow.TransitionAborted(uuid.UUID(e.ID).String(), e.State, uuid.UUID(txID).String(), transition,
+		ifMatch, uuid.UUID(e.TxID).String(), now)
+	return []storage.AuditEvent{
+		{EntityID: e.ID, Time: now, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: e.State, Details: start},
+		{EntityID: e.ID, Time: now, Kind: storage.AuditStateMachine, Type: ab.Type, State: ab.State, Details: ab.Details, Data: ab.Data},
+	}
 }

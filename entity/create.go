@@ -165,11 +165,18 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
 	ids := make([][16]byte, len(items))
 	var evs [][]storage.AuditEvent
+	// A chunk of one entity may segment (COMMIT_BEFORE_DISPATCH).
+	var seg *segment
 	for i, it := range items {
 		if ids[i], err = newTimeID(); err != nil {
 			return Chunk{}, err
 		}
-		st, err := s.onCreate(ctx, a.Tenant, it.model, ids[i], txID, it.data)
+		ictx := ctx
+		if len(items) == 1 {
+			seg = &segment{s: s, a: a, id: ids[i], model: it.model.Key, transition: "loopback", txID: txID}
+			ictx = withSegment(ctx, seg)
+		}
+		st, err := s.onCreate(ictx, a.Tenant, it.model, ids[i], txID, it.data)
 		if err != nil {
 			if prefix {
 				err = itemErr(base+i, err)
@@ -188,6 +195,9 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			evs[i] = st.Events
 		}
 		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: st.State, Data: st.Data, Transition: "loopback"}
+	}
+	if seg != nil {
+		seg.finish(tx, &tx.Writes[0])
 	}
 	if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
 		return Chunk{}, err

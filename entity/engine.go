@@ -54,6 +54,7 @@ func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte
 	if p := iam.PrincipalFrom(ctx); p != nil {
 		r.Auth = workflow.Auth{Kind: p.Kind, ID: p.UserID, Roles: p.Roles}
 	}
+	r.Segmenter = segmentFrom(ctx)
 	return r
 }
 

@@ -77,19 +77,24 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	if err != nil {
 		return txID, err
 	}
-	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}, w, nil)
+	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}, w, nil, nil)
 }
 
 // commitIn commits w in tx, whose id was drawn before the workflow ran so
 // the engine could name it; evs are the engine's events of w, if it ran,
-// and tx may already hold w's task changes.
-func (s *Service) commitIn(ctx context.Context, a Actor, tx *storage.Tx, w storage.Write, evs []storage.AuditEvent) ([16]byte, error) {
+// and tx may already hold w's task changes. When the run segmented (seg),
+// the commit is TX_post's; the answer still names the entry transaction.
+func (s *Service) commitIn(ctx context.Context, a Actor, tx *storage.Tx, w storage.Write, evs []storage.AuditEvent, seg *segment) ([16]byte, error) {
+	txID := tx.ID
 	tx.Writes = []storage.Write{w}
+	if seg != nil {
+		seg.finish(tx, &tx.Writes[0])
+	}
 	_, err := s.store.Commit(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
-		return tx.ID, EntityNotFound(w.ID)
+		return txID, EntityNotFound(w.ID)
 	}
-	return tx.ID, err
+	return txID, err
 }
 
 // Update serves PUT /entity/{format}/{id}[/{transition}]: full replacement
@@ -119,12 +124,14 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if err != nil {
 		return txID, err
 	}
+	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+		version: e.Version, ifMatch: ifMatch != ""}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, doc, false, tx)
+	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, doc, false, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, tx, w, evs)
+	return s.commitIn(ctx, a, tx, w, evs, seg)
 }
 
 // Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
@@ -168,12 +175,14 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if err != nil {
 		return txID, err
 	}
+	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+		version: e.Version, ifMatch: ifMatch != "*"}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(ctx, a, e, txID, transition, merged, true, tx)
+	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, merged, true, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
-	return s.commitIn(ctx, a, tx, w, evs)
+	return s.commitIn(ctx, a, tx, w, evs, seg)
 }
 
 type updateItem struct {
@@ -228,6 +237,10 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		c := Chunk{TxID: txID, IDs: [][16]byte{}}
 		// Several saves of one entity in a transaction make one revision.
 		pending := map[[16]byte]int{}
+		// A chunk of one item may segment (COMMIT_BEFORE_DISPATCH).
+		var seg *segment
+		// The refusals of isolated items commit with their siblings.
+		var aborted []storage.AuditEvent
 		for i := lo; i < hi; i++ {
 			it := &items[i]
 			e, err := s.load(ctx, a.Tenant, ids[i])
@@ -240,12 +253,19 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			}
 			if it.IfMatch != "" && !ifMatchHolds(e, it.IfMatch) {
 				c.Failed = append(c.Failed, Failure{ID: ids[i], Index: i - lo, Err: modified(ids[i])})
+				aborted = append(aborted, abortedEvents(e, txID, it.Transition, it.IfMatch)...)
 				continue
 			}
 			if p, ok := pending[e.ID]; ok {
 				e.State = tx.Writes[p].State
 			}
-			w, wevs, err := s.revise(ctx, a, e, txID, it.Transition, docs[i], false, tx)
+			ictx := ctx
+			if hi-lo == 1 {
+				seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(it.Transition), txID: txID,
+					version: e.Version, ifMatch: it.IfMatch != ""}
+				ictx = withSegment(ctx, seg)
+			}
+			w, wevs, err := s.revise(ictx, a, e, txID, it.Transition, docs[i], false, tx)
 			if err != nil {
 				return Chunk{}, itemErr(i, err)
 			}
@@ -262,7 +282,12 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			evs = append(evs, wevs)
 			c.IDs = append(c.IDs, e.ID)
 		}
-		if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
+		if seg != nil && len(tx.Writes) == 1 {
+			seg.finish(tx, &tx.Writes[0])
+		}
+		withAudit(tx, evs)
+		tx.Audit = append(tx.Audit, aborted...)
+		if _, err := s.store.Commit(ctx, tx); err != nil {
 			return Chunk{}, err
 		}
 		return c, nil

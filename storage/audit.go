@@ -29,7 +29,9 @@ const AuditEventFinish = "STATE_MACHINE_FINISH"
 type AuditEvent struct {
 	EntityID [16]byte
 	// TxID is the transaction the event belongs to; engines fill it from
-	// Tx.ID on write.
+	// Tx.ID on write when it is zero and keep it otherwise (a workflow run
+	// segmented by COMMIT_BEFORE_DISPATCH writes its later events in a
+	// second transaction, and they still name the entry one).
 	TxID [16]byte
 	// Time is when the event happened; a zero Time is stamped with the
 	// commit instant.

@@ -66,6 +66,12 @@ type Tx struct {
 	// Tasks arm and cancel scheduled transitions in the same transaction
 	// (storage/tasks.go); applied in order after Writes.
 	Tasks []TaskOp
+	// AuditSeq is the Seq of Audit's first event (0 for most writes). A
+	// transaction whose events continue another's under its transaction
+	// id (a workflow run segmented by COMMIT_BEFORE_DISPATCH) starts after
+	// the events already written, keeping (entity, transaction, seq)
+	// unique and the trail in order.
+	AuditSeq int
 }
 
 // StateCount is the number of live entities of a model in one state.

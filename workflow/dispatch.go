@@ -110,11 +110,23 @@ type ProcessorDispatcher interface {
 }
 
 // Segmenter commits the entity in its pre-callout state before a
-// COMMIT_BEFORE_DISPATCH processor is called, and begins the transaction
-// the rest of the run continues in. It returns the transaction token to
-// send to the member (the new transaction's when startNewTx, else empty).
+// COMMIT_BEFORE_DISPATCH processor is called (TX_pre) and begins the
+// transaction the rest of the run continues in (TX_post). It returns the
+// transaction token to send to the member: TX_post's when StartNewTx,
+// else empty (the member runs outside any transaction).
 type Segmenter interface {
-	CommitBeforeDispatch(ctx context.Context, e *Entity, startNewTx bool) (txToken string, err error)
+	CommitBeforeDispatch(ctx context.Context, s *Segment) (txToken string, err error)
+}
+
+// Segment is what TX_pre commits.
+type Segment struct {
+	// Entity is the entity as it is before the callout: the source state
+	// of the transition and the data earlier processors left.
+	Entity *Entity
+	// Events are the run's events not yet committed; they are written in
+	// TX_pre and are no longer part of the Outcome afterwards.
+	Events     []Event
+	StartNewTx bool
 }
 
 // SavepointRunner runs fn inside a savepoint of the current transaction,

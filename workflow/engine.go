@@ -59,6 +59,10 @@ type Outcome struct {
 	Workflow string
 	// State is the settled state.
 	State string
+	// Segments counts the COMMIT_BEFORE_DISPATCH commits the run made
+	// through Run.Segmenter; Events then holds only what came after the
+	// last one.
+	Segments int
 	// Scheduled are the transitions of the settled state that carry a
 	// schedule; the caller arms them (and cancels tasks of other states).
 	Scheduled []*Transition
@@ -134,12 +138,15 @@ type exec struct {
 	outcome Outcome // out points here: one allocation for both
 }
 
-func (e *Engine) newExec(run *Run) *exec {
-	now := time.Now
+func (e *Engine) clock() time.Time {
 	if e.Now != nil {
-		now = e.Now
+		return e.Now()
 	}
-	x := &exec{e: e, run: run, now: now()}
+	return time.Now()
+}
+
+func (e *Engine) newExec(run *Run) *exec {
+	x := &exec{e: e, run: run, now: e.clock()}
 	x.outcome.Events = make([]Event, 0, 8)
 	x.out = &x.outcome
 	return x

@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -420,10 +422,10 @@ func TestAsyncNewTx(t *testing.T) {
 		ok   bool
 	}{
 		{"succeeds, data discarded", func(context.Context, *ProcessorCall) (*ProcessorResult, error) {
-			return &ProcessorResult{Success: true, Data: json.RawMessage(`{"new":1}`)}, nil
+			return &ProcessorResult{Success: true, Data: json.RawMessage(`{"new":1}`), Warnings: []string{"kept"}}, nil
 		}, true},
 		{"fails", func(context.Context, *ProcessorCall) (*ProcessorResult, error) {
-			return &ProcessorResult{Success: false}, nil
+			return &ProcessorResult{Success: false, Warnings: []string{"rolled back"}}, nil
 		}, false},
 		{"no member", nil, false},
 	} {
@@ -435,12 +437,18 @@ func TestAsyncNewTx(t *testing.T) {
 			sp := &savepoints{}
 			r := newRun(`{"a":1}`)
 			r.Savepoints = sp
-			out, err := engine(d).Create(ctx, setOf(t, procWF("ASYNC_NEW_TX", `{}`)), r)
+			var logs bytes.Buffer
+			e := engine(d)
+			e.Log = slog.New(slog.NewTextHandler(&logs, nil))
+			out, err := e.Create(ctx, setOf(t, procWF("ASYNC_NEW_TX", `{}`)), r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if out.State != "B" || string(r.Entity.Data) != `{"a":1}` {
 				t.Fatalf("state %s data %s", out.State, r.Entity.Data)
+			}
+			if got := eventTypes(out); got != "STATE_MACHINE_START WORKFLOW_FOUND PAUSE_FOR_PROCESSING STATE_PROCESS_RESULT TRANSITION_MAKE STATE_MACHINE_FINISH" {
+				t.Fatalf("events %s", got)
 			}
 			ev := findEvent(out, EventStateProcessResult)
 			want := `{"success":` + map[bool]string{true: "true", false: "false"}[tc.ok] + `,"mode":"ASYNC_NEW_TX"}`
@@ -450,18 +458,31 @@ func TestAsyncNewTx(t *testing.T) {
 			if sp.n != 1 || (sp.rolledBack == 1) == tc.ok {
 				t.Fatalf("savepoints %+v", sp)
 			}
+			if warned := strings.Contains(logs.String(), "level=WARN msg=\"ASYNC_NEW_TX processor failed; transition continues\""); warned == tc.ok {
+				t.Fatalf("WARN logged %t for a processor that succeeded %t: %s", warned, tc.ok, logs.String())
+			}
+			// The failed run's buffered effects are rolled back with it.
+			if w := strings.Join(out.Warnings, ","); (w == "kept") != tc.ok || strings.Contains(w, "rolled back") {
+				t.Fatalf("warnings %q", w)
+			}
 		})
 	}
 }
 
 type segmenter struct {
 	states []string
+	events [][]string
 	err    error
 }
 
-func (s *segmenter) CommitBeforeDispatch(ctx context.Context, e *Entity, startNewTx bool) (string, error) {
-	s.states = append(s.states, e.Meta.State)
-	if startNewTx {
+func (s *segmenter) CommitBeforeDispatch(ctx context.Context, sg *Segment) (string, error) {
+	s.states = append(s.states, sg.Entity.Meta.State+" "+string(sg.Entity.Data))
+	var types []string
+	for _, e := range sg.Events {
+		types = append(types, e.Type)
+	}
+	s.events = append(s.events, types)
+	if sg.StartNewTx {
 		return "tok-post", s.err
 	}
 	return "", s.err
@@ -478,7 +499,7 @@ func TestCommitBeforeDispatchAndInternalized(t *testing.T) {
 	set := setOf(t, procWF("COMMIT_BEFORE_DISPATCH", `{"startNewTxOnDispatch":true}`))
 	r := newRun(`{"a":1}`)
 	_, err := engine(d).Create(ctx, set, r)
-	wantCode(t, err, apierr.ServerError, "segmenter")
+	wantCode(t, err, CodeWorkflowFailed, "COMMIT_BEFORE_DISPATCH needs the entity in a transaction of its own")
 
 	seg := &segmenter{}
 	r = newRun(`{"a":1}`)
@@ -487,14 +508,27 @@ func TestCommitBeforeDispatchAndInternalized(t *testing.T) {
 	if err != nil || out.State != "B" || string(r.Entity.Data) != `{"b":2}` {
 		t.Fatalf("%v %+v %s", err, out, r.Entity.Data)
 	}
-	if len(seg.states) != 1 || seg.states[0] != "A" || token != "tok-post" {
-		t.Fatalf("segment at %v, token %q", seg.states, token)
+	if len(seg.states) != 1 || seg.states[0] != `A {"a":1}` || token != "tok-post" || out.Segments != 1 {
+		t.Fatalf("segment at %v, token %q, %d segments", seg.states, token, out.Segments)
+	}
+	// TX_pre took the events up to the pause; the outcome keeps the rest.
+	if fmt := strings.Join(seg.events[0], " "); fmt != "STATE_MACHINE_START WORKFLOW_FOUND PAUSE_FOR_PROCESSING" {
+		t.Fatalf("TX_pre events %s", fmt)
+	}
+	if got := eventTypes(out); got != "STATE_PROCESS_RESULT TRANSITION_MAKE STATE_MACHINE_FINISH" {
+		t.Fatalf("TX_post events %s", got)
 	}
 	seg = &segmenter{err: errors.New("disk full")}
 	r = newRun(`{"a":1}`)
 	r.Segmenter = seg
 	_, err = engine(d).Create(ctx, set, r)
 	wantCode(t, err, apierr.ServerError, "commit before dispatch failed")
+	// A classified segment failure (412 under If-Match) passes through.
+	seg = &segmenter{err: apierr.New("ENTITY_MODIFIED", "entity has been modified since last read")}
+	r = newRun(`{"a":1}`)
+	r.Segmenter = seg
+	_, err = engine(d).Create(ctx, set, r)
+	wantCode(t, err, "ENTITY_MODIFIED", "modified")
 
 	internal := wf("p", "A", `{"A":{"transitions":[{"name":"go","next":"B","manual":false,"processors":[{"type":"internalized","name":"inner"}]}]},"B":{}}`)
 	_, err = engine(d).Create(ctx, setOf(t, internal), newRun(`{}`))

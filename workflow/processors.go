@@ -46,31 +46,9 @@ func (x *exec) runProcessor(ctx context.Context, t *ctransition, p *cprocessor) 
 	}
 	switch p.mode {
 	case ModeAsyncNewTx:
-		if sp := x.run.Savepoints; sp != nil {
-			return sp.WithSavepoint(ctx, func(ctx context.Context) error {
-				_, err := x.dispatch(ctx, t, p, x.run.TxToken)
-				return err
-			})
-		}
-		_, err := x.dispatch(ctx, t, p, x.run.TxToken)
-		return err // returned data is discarded in this mode
+		return x.runInSavepoint(ctx, t, p)
 	case ModeCommitBeforeDispatch:
-		if x.run.Segmenter == nil {
-			return apierr.New(apierr.ServerError, fmt.Sprintf("processor %s: COMMIT_BEFORE_DISPATCH needs a transaction segmenter, none is configured", p.p.Name))
-		}
-		token, err := x.run.Segmenter.CommitBeforeDispatch(ctx, x.run.Entity, p.p.Config.StartNewTxOnDispatch)
-		if err != nil {
-			if _, ok := apierr.As(err); ok {
-				return err
-			}
-			return &apierr.Error{Code: apierr.ServerError, Message: "commit before dispatch failed", Cause: err}
-		}
-		res, err := x.dispatch(ctx, t, p, token)
-		if err != nil {
-			return err
-		}
-		x.apply(res)
-		return nil
+		return x.runSegmented(ctx, t, p)
 	default: // SYNC, ASYNC_SAME_TX and empty run inline
 		res, err := x.dispatch(ctx, t, p, x.run.TxToken)
 		if err != nil {
@@ -79,6 +57,81 @@ func (x *exec) runProcessor(ctx context.Context, t *ctransition, p *cprocessor) 
 		x.apply(res)
 		return nil
 	}
+}
+
+// runInSavepoint runs an ASYNC_NEW_TX processor. Its returned data is
+// discarded. On failure everything the run buffered since the savepoint
+// is rolled back: the engine's own effects (events, warnings, the
+// entity's data and state) here, and whatever the caller's
+// SavepointRunner holds for the transaction. See the package doc for what
+// a savepoint is in svc.
+func (x *exec) runInSavepoint(ctx context.Context, t *ctransition, p *cprocessor) error {
+	mark := x.savepoint()
+	body := func(ctx context.Context) error {
+		_, err := x.dispatch(ctx, t, p, x.run.TxToken)
+		return err
+	}
+	var err error
+	if sp := x.run.Savepoints; sp != nil {
+		err = sp.WithSavepoint(ctx, body)
+	} else {
+		err = body(ctx)
+	}
+	if err != nil {
+		x.rollbackTo(mark)
+	}
+	return err
+}
+
+// savepointMark is what an in-engine savepoint restores.
+type savepointMark struct {
+	events, warnings int
+	state            string
+	data             []byte
+}
+
+func (x *exec) savepoint() savepointMark {
+	return savepointMark{events: len(x.out.Events), warnings: len(x.out.Warnings),
+		state: x.run.Entity.Meta.State, data: x.run.Entity.Data}
+}
+
+func (x *exec) rollbackTo(m savepointMark) {
+	x.out.Events = x.out.Events[:m.events]
+	x.out.Warnings = x.out.Warnings[:m.warnings]
+	x.run.Entity.Meta.State, x.run.Entity.Data = m.state, m.data
+}
+
+// runSegmented runs a COMMIT_BEFORE_DISPATCH processor (notes §4.5): the
+// Segmenter commits the entity as it is now, with the events recorded so
+// far, in the transaction the run has been writing (TX_pre); the member is
+// called with no transaction open; its result is applied to the entity,
+// which the caller writes in the transaction the Segmenter began (TX_post)
+// with a compare-and-set against TX_pre's revision.
+func (x *exec) runSegmented(ctx context.Context, t *ctransition, p *cprocessor) error {
+	if x.run.Segmenter == nil {
+		return workflowFailed(fmt.Sprintf("processor %s: COMMIT_BEFORE_DISPATCH needs the entity in a transaction of its own; "+
+			"write it alone (one entity per request, or transactionWindow=1)", p.p.Name), nil)
+	}
+	token, err := x.run.Segmenter.CommitBeforeDispatch(ctx, &Segment{
+		Entity: x.run.Entity, Events: x.out.Events, StartNewTx: p.p.Config.StartNewTxOnDispatch})
+	if err != nil {
+		if _, ok := apierr.As(err); ok {
+			return err
+		}
+		return &apierr.Error{Code: apierr.ServerError, Message: "commit before dispatch failed", Cause: err}
+	}
+	// The events are durable in TX_pre now; what follows goes to TX_post.
+	x.out.Events = make([]Event, 0, 8)
+	x.out.Segments++
+	res, err := x.dispatch(ctx, t, p, token)
+	// TX_post's events happen after TX_pre's commit: a fresh instant keeps
+	// the two transactions' events in order on the trail.
+	x.now = x.e.clock()
+	if err != nil {
+		return err
+	}
+	x.apply(res)
+	return nil
 }
 
 // apply replaces the entity's data with a processor's output unless the

@@ -82,6 +82,7 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 		return
 	}
 	mt := &memTx{id: tx.ID, user: tx.User}
+	var alt *memTx
 	block := make([]memEvent, len(tx.Audit))
 	size := 0
 	for i := range tx.Audit {
@@ -99,15 +100,26 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 			if !known {
 				// An unknown kind cannot be coded: keep the event whole.
 				c := *e
-				c.TxID, c.User, c.Seq = tx.ID, tx.User, k
+				if c.TxID == ([16]byte{}) {
+					c.TxID = tx.ID
+				}
+				c.User, c.Seq = tx.User, tx.AuditSeq+k
 				if c.Time.IsZero() {
 					c.Time = time.Unix(0, at).UTC()
 				}
 				s.audit.add(tx.Tenant, c)
 				continue
 			}
+			owner := mt
+			if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
+				// A segmented run's events name the entry transaction.
+				if alt == nil || alt.id != e.TxID {
+					alt = &memTx{id: e.TxID, user: tx.User}
+				}
+				owner = alt
+			}
 			m := &block[k]
-			*m = memEvent{at: at, tx: mt, typ: e.Type, state: e.State, details: e.Details, seq: int32(k), kind: code}
+			*m = memEvent{at: at, tx: owner, typ: e.Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + k), kind: code}
 			if !e.Time.IsZero() {
 				m.at = e.Time.UnixNano()
 			}

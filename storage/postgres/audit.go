@@ -16,14 +16,17 @@ import (
 // auditUnnest selects the rows of an audit insert from one array per
 // column: one statement writes a transaction's events whatever their
 // number. The arrays travel as text literals (see auditArgs).
-const auditUnnest = `SELECT %[1]s, a.entity_id, %[2]s, a.seq, a.at_ns, a.kind, a.event_type, a.state, %[3]s, a.details, NULLIF(a.data, '')::jsonb
-	FROM unnest(%[4]s::text::uuid[], %[5]s::text::int[], %[6]s::text::bigint[], %[7]s::text::text[], %[8]s::text::text[], %[9]s::text::text[], %[10]s::text::text[], %[11]s::text::text[])
-	AS a(entity_id, seq, at_ns, kind, event_type, state, details, data)`
+// An event's own transaction id (a segmented run's state-machine events
+// name the entry transaction) travels in tx_id; NULL there means the
+// writing transaction's.
+const auditUnnest = `SELECT %[1]s, a.entity_id, COALESCE(a.tx_id, %[2]s), a.seq, a.at_ns, a.kind, a.event_type, a.state, %[3]s, a.details, NULLIF(a.data, '')::jsonb
+	FROM unnest(%[4]s::text::uuid[], %[5]s::text::int[], %[6]s::text::bigint[], %[7]s::text::text[], %[8]s::text::text[], %[9]s::text::text[], %[10]s::text::text[], %[11]s::text::text[], %[12]s::text::uuid[])
+	AS a(entity_id, seq, at_ns, kind, event_type, state, details, data, tx_id)`
 
 const auditInsertInto = `INSERT INTO audit_events (tenant, entity_id, tx_id, seq, at_ns, kind, event_type, state, user_id, details, data) `
 
 // insertAudit writes tx's events inside the commit transaction ptx.
-var insertAudit = auditInsertInto + fmt.Sprintf(auditUnnest, "$1::text", "$2::uuid", "$3::text", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11")
+var insertAudit = auditInsertInto + fmt.Sprintf(auditUnnest, "$1::text", "$2::uuid", "$3::text", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12")
 
 // insertOneAudited is insertOne plus the transaction's events, still one
 // statement, so a single create keeps its one round trip and its
@@ -32,9 +35,9 @@ var insertOneAudited = `WITH e AS (INSERT INTO entities (tenant, id, model_name,
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9)),
 	r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
 	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11))
-	` + auditInsertInto + fmt.Sprintf(auditUnnest, "$1", "$6", "$10", "$12", "$13", "$14", "$15", "$16", "$17", "$18", "$19")
+	` + auditInsertInto + fmt.Sprintf(auditUnnest, "$1", "$6", "$10", "$12", "$13", "$14", "$15", "$16", "$17", "$18", "$19", "$20")
 
-// auditArgs are the eight column arrays of tx's events, stamped with the
+// auditArgs are the nine column arrays of tx's events, stamped with the
 // commit instant now where an event has no time of its own. Each array is
 // one text literal built in a single buffer: pgx's binary array encoding
 // boxes every element (about eight allocations per event), this is one
@@ -56,7 +59,9 @@ func auditArgs(tx *storage.Tx, now int64) []any {
 		out = append(out, string(buf[start:]))
 	}
 	col(func(b []byte, e *storage.AuditEvent, _ int) []byte { return appendUUIDText(b, e.EntityID) })
-	col(func(b []byte, _ *storage.AuditEvent, i int) []byte { return strconv.AppendInt(b, int64(i), 10) })
+	col(func(b []byte, _ *storage.AuditEvent, i int) []byte {
+		return strconv.AppendInt(b, int64(tx.AuditSeq+i), 10)
+	})
 	col(func(b []byte, e *storage.AuditEvent, _ int) []byte {
 		if e.Time.IsZero() {
 			return strconv.AppendInt(b, now, 10)
@@ -68,6 +73,12 @@ func auditArgs(tx *storage.Tx, now int64) []any {
 	col(func(b []byte, e *storage.AuditEvent, _ int) []byte { return appendArrayText(b, e.State) })
 	col(func(b []byte, e *storage.AuditEvent, _ int) []byte { return appendArrayText(b, e.Details) })
 	col(func(b []byte, e *storage.AuditEvent, _ int) []byte { return appendArrayText(b, unsafeString(e.Data)) })
+	col(func(b []byte, e *storage.AuditEvent, _ int) []byte {
+		if e.TxID == ([16]byte{}) || e.TxID == tx.ID {
+			return append(b, "NULL"...)
+		}
+		return appendUUIDText(b, e.TxID)
+	})
 	return out
 }
 

@@ -262,6 +262,65 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		}
 	})
 
+	t.Run("an event naming its own transaction keeps it", func(t *testing.T) {
+		s, a := newStore(t)
+		// A segmented workflow run writes its later events in a second
+		// transaction; they name the entry one. Both insert paths: one
+		// write, and several.
+		one := newCreate(t, "t1")
+		two := withAudit(&storage.Tx{Tenant: "t1", ID: newID(t), User: "alice", Writes: []storage.Write{
+			{ID: newID(t), Model: m, State: "CREATED", Data: []byte(`{"a":1}`), Transition: "loopback"},
+			{ID: newID(t), Model: m, State: "CREATED", Data: []byte(`{"a":2}`), Transition: "loopback"}}})
+		for _, tx := range []*storage.Tx{one, two} {
+			entry := newID(t)
+			tx.Audit[1].TxID = entry // the FINISH
+			tx.Audit[0].TxID = tx.ID // naming the writing transaction is the same as zero
+			if _, err := s.Commit(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			id := tx.Writes[0].ID
+			evs, _, err := a.EntityAudit(ctx, "t1", id, all, 0, 10)
+			if err != nil || len(evs) != 3 || evs[1].Type != storage.AuditEventFinish || evs[1].TxID != entry ||
+				evs[0].TxID != tx.ID || evs[2].TxID != tx.ID || evs[1].User != "alice" {
+				t.Fatalf("%d writes: %v %v", len(tx.Writes), evs, err)
+			}
+			evs, _, err = a.EntityAudit(ctx, "t1", id, storage.AuditFilter{TxID: &entry}, 0, 10)
+			if err != nil || len(evs) != 1 || evs[0].Type != storage.AuditEventFinish {
+				t.Fatalf("filtered by the entry transaction: %v %v", types(evs), err)
+			}
+			if fin, err := a.FinishedEvent(ctx, "t1", id, entry); err != nil || fin.TxID != entry {
+				t.Fatalf("finished by the entry transaction: %v %v", fin, err)
+			}
+			if _, err := a.FinishedEvent(ctx, "t1", id, tx.ID); err == nil {
+				t.Fatal("the FINISH is found under the writing transaction too")
+			}
+		}
+		// A transaction continuing another's events under its id starts
+		// their sequence after them (Tx.AuditSeq).
+		first := newCreate(t, "t1")
+		if _, err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		id := first.Writes[0].ID
+		next := withAudit(&storage.Tx{Tenant: "t1", ID: newID(t), User: "alice", AuditSeq: len(first.Audit),
+			Writes: []storage.Write{{ID: id, Model: m, State: "DONE", Data: []byte(`{"a":3}`), Transition: "loopback", ExpectVersion: 1}}})
+		for i := range next.Audit {
+			if next.Audit[i].Kind == storage.AuditStateMachine {
+				next.Audit[i].TxID = first.ID
+			}
+		}
+		if _, err := s.Commit(ctx, next); err != nil {
+			t.Fatalf("continuing the entry transaction's events: %v", err)
+		}
+		evs, _, err := a.EntityAudit(ctx, "t1", id, storage.AuditFilter{TxID: &first.ID}, 0, 10)
+		if err != nil || len(evs) != 5 || evs[0].Seq != 4 || evs[0].Type != storage.AuditEventFinish || evs[0].State != "DONE" || evs[4].Seq != 0 {
+			t.Fatalf("the entry transaction's events: %v %v", evs, err)
+		}
+		if fin, err := a.FinishedEvent(ctx, "t1", id, first.ID); err != nil || fin.State != "DONE" {
+			t.Fatalf("the continued run's FINISH: %v %v", fin, err)
+		}
+	})
+
 	t.Run("event times and tenant isolation", func(t *testing.T) {
 		s, a := newStore(t)
 		tx := newCreate(t, "t1")
