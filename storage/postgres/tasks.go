@@ -155,9 +155,30 @@ func upsertsOnly(ops []storage.TaskOp) bool {
 
 // Single creates that arm tasks, prepared once.
 var (
-	insertOneArmed, _        = withTaskInsert(insertOne, 12)
-	insertOneAuditedArmed, _ = withTaskInsert(insertOneAudited, 20)
+	insertOneArmed, _        = withTaskInsert(insertOne, nextParam(insertOne))
+	insertOneAuditedArmed, _ = withTaskInsert(insertOneAudited, nextParam(insertOneAudited))
 )
+
+// nextParam is one past the highest $n placeholder of sql: the task
+// columns follow whatever the create statement already binds, so a column
+// added to it cannot shift them onto its own arguments.
+func nextParam(sql string) int {
+	max := 0
+	for i := 0; i < len(sql); i++ {
+		if sql[i] != '$' {
+			continue
+		}
+		n, j := 0, i+1
+		for ; j < len(sql) && sql[j] >= '0' && sql[j] <= '9'; j++ {
+			n = n*10 + int(sql[j]-'0')
+		}
+		if n > max {
+			max = n
+		}
+		i = j - 1
+	}
+	return max + 1
+}
 
 // createMarker ends the entities CTE both single-create statements open
 // with; the task insert joins the WITH list right after it.
