@@ -2,6 +2,7 @@ package compute
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -120,22 +121,35 @@ func (c *crudCall) condition() ([]byte, error) {
 	return c.req.Condition, nil
 }
 
+// query is what a direct search and a snapshot both take from the request:
+// model, condition, point in time and sort.
+type query struct {
+	key  storage.ModelKey
+	cond []byte
+	at   *time.Time
+	sort []string
+}
+
+func (c *crudCall) query() (query, error) {
+	var q query
+	var err error
+	if q.key, err = c.modelKey(c.req.Model); err != nil {
+		return q, err
+	}
+	if q.cond, err = c.condition(); err != nil {
+		return q, err
+	}
+	if q.at, err = c.pointInTime(); err != nil {
+		return q, err
+	}
+	q.sort, err = sortOf(c.req.OrderBy)
+	return q, err
+}
+
 // search serves EntitySearchRequest: a direct search whose matches are
 // streamed, bounded by limit (default 1000) or failing.
 func (c *crudCall) search() error {
-	key, err := c.modelKey(c.req.Model)
-	if err != nil {
-		return err
-	}
-	cond, err := c.condition()
-	if err != nil {
-		return err
-	}
-	at, err := c.pointInTime()
-	if err != nil {
-		return err
-	}
-	sort, err := sortOf(c.req.OrderBy)
+	q, err := c.query()
 	if err != nil {
 		return err
 	}
@@ -143,8 +157,8 @@ func (c *crudCall) search() error {
 	if c.req.Limit != nil {
 		limit = strconv.AppendInt(nil, int64(*c.req.Limit), 10)
 	}
-	es, err := c.s.svc.Search.Direct(c.ctx, &search.DirectRequest{Tenant: c.p.TenantID, Model: key, Condition: cond,
-		Sort: sort, Limit: limit, At: at})
+	es, err := c.s.svc.Search.Direct(c.ctx, &search.DirectRequest{Tenant: c.p.TenantID, Model: q.key, Condition: q.cond,
+		Sort: q.sort, Limit: limit, At: q.at})
 	if err != nil {
 		return c.entityFailed(err)
 	}
@@ -264,26 +278,14 @@ func (c *crudCall) snapshotOK(st *search.Status) error {
 // snapshotSubmit serves EntitySnapshotSearchRequest: the job is queued
 // and its RUNNING status answered at once.
 func (c *crudCall) snapshotSubmit() error {
-	key, err := c.modelKey(c.req.Model)
-	if err != nil {
-		return err
-	}
-	cond, err := c.condition()
-	if err != nil {
-		return err
-	}
-	at, err := c.pointInTime()
-	if err != nil {
-		return err
-	}
-	sort, err := sortOf(c.req.OrderBy)
+	q, err := c.query()
 	if err != nil {
 		return err
 	}
 	if err := c.asyncOn(); err != nil {
 		return c.snapshotFailed(err)
 	}
-	id, err := c.s.svc.Search.Submit(c.ctx, &search.AsyncRequest{Tenant: c.p.TenantID, Model: key, Condition: cond, Sort: sort, At: at})
+	id, err := c.s.svc.Search.Submit(c.ctx, &search.AsyncRequest{Tenant: c.p.TenantID, Model: q.key, Condition: q.cond, Sort: q.sort, At: q.at})
 	if err != nil {
 		return c.snapshotFailed(err)
 	}
