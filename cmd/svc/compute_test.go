@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -105,18 +103,7 @@ func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d/api", httpPort)
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return apiCall(t, base, method, path, body)
 	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/model/import/JSON/SAMPLE_DATA/order/1", `{"amount":1}`},

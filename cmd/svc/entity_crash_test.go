@@ -24,24 +24,8 @@ func crashTestDatabase(t *testing.T) string {
 
 func startCrashSvc(t *testing.T, bin, dbURL string, httpPort, adminPort int) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = t.TempDir()
-	cmd.Env = cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
+	return startServe(t, bin, adminPort, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
 		"SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+dbURL, "SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=error")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("svc stderr:\n%s", stderr.String())
-		}
-	})
-	waitReady(t, adminPort)
-	return cmd
 }
 
 // TestCrashDuringCollectionIngestLosesNothingAcknowledged runs the real

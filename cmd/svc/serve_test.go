@@ -73,6 +73,48 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// startServe runs `bin serve` with env on top of a clean environment,
+// waits until its admin listener is ready and kills it when the test ends,
+// printing its stderr if the test failed.
+func startServe(t *testing.T, bin string, adminPort int, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = t.TempDir()
+	cmd.Env = cleanEnv(t, env...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("svc stderr:\n%s", stderr.String())
+		}
+	})
+	waitReady(t, adminPort)
+	return cmd
+}
+
+// apiCall sends one JSON request to the API at base and returns the status
+// and body.
+func apiCall(t *testing.T, base, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 func waitReady(t *testing.T, adminPort int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
