@@ -19,7 +19,7 @@ import (
 // An event's own transaction id (a segmented run's state-machine events
 // name the entry transaction) travels in tx_id; NULL there means the
 // writing transaction's.
-const auditUnnest = `SELECT %[1]s, a.entity_id, COALESCE(a.tx_id, %[2]s), a.seq, a.at_ns, a.kind, a.event_type, a.state, %[3]s, a.details, NULLIF(a.data, '')::jsonb
+const auditUnnest = `SELECT %[1]s, a.entity_id, COALESCE(a.tx_id, %[2]s), a.seq, a.at_ns, a.kind, a.event_type, a.state, %[3]s, a.details, NULLIF(a.data, '')
 	FROM unnest(%[4]s::text::uuid[], %[5]s::text::int[], %[6]s::text::bigint[], %[7]s::text::text[], %[8]s::text::text[], %[9]s::text::text[], %[10]s::text::text[], %[11]s::text::text[], %[12]s::text::uuid[])
 	AS a(entity_id, seq, at_ns, kind, event_type, state, details, data, tx_id)`
 
