@@ -15,8 +15,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -57,11 +59,16 @@ type Signer struct {
 	ttl  time.Duration
 	// now is the clock; tests replace it.
 	now func() time.Time
+	// macs pools keyed HMAC states: hmac.New allocates and hashes the key
+	// on every call, a reset one does neither.
+	macs *sync.Pool
 }
 
 // New returns a signer for node with secret and token lifetime ttl.
 func New(secret []byte, node string, ttl time.Duration) *Signer {
-	return &Signer{key: append([]byte(nil), secret...), node: node, ttl: ttl, now: time.Now}
+	key := append([]byte(nil), secret...)
+	return &Signer{key: key, node: node, ttl: ttl, now: time.Now,
+		macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
 // NewRandom returns a signer with a fresh random secret: single-node mode,
@@ -100,7 +107,8 @@ func (s *Signer) Sign(txID string) string {
 	out := make([]byte, 0, n+1+b64.EncodedLen(sha256.Size))
 	out = b64.AppendEncode(out, payload)
 	out = append(out, '.')
-	out = b64.AppendEncode(out, s.mac(payload))
+	var sum [sha256.Size]byte
+	out = b64.AppendEncode(out, s.appendMAC(sum[:0], payload))
 	return string(out)
 }
 
@@ -129,11 +137,16 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func (s *Signer) mac(payload []byte) []byte {
-	h := hmac.New(sha256.New, s.key)
+func (s *Signer) appendMAC(dst, payload []byte) []byte {
+	h := s.macs.Get().(hash.Hash)
+	h.Reset()
 	h.Write(payload)
-	return h.Sum(nil)
+	dst = h.Sum(dst)
+	s.macs.Put(h)
+	return dst
 }
+
+func (s *Signer) mac(payload []byte) []byte { return s.appendMAC(nil, payload) }
 
 // Parse splits and decodes a token without checking its signature: the
 // claims JSON as signed, the signature and the decoded claims. Any
@@ -165,7 +178,8 @@ func (s *Signer) Verify(tok string) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
-	if !hmac.Equal(sig, s.mac(payload)) {
+	var sum [sha256.Size]byte
+	if !hmac.Equal(sig, s.appendMAC(sum[:0], payload)) {
 		return Claims{}, ErrSignature
 	}
 	if s.now().Unix() >= c.Exp {
