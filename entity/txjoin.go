@@ -335,7 +335,12 @@ func joinedFrom(ctx context.Context) *OpenTx {
 
 // owner is the transaction an owner write currently runs in; a segmented
 // run (COMMIT_BEFORE_DISPATCH) moves it on to TX_post.
-type owner struct{ cur *OpenTx }
+type owner struct {
+	cur *OpenTx
+	// entry is the transaction the write begins in, allocated with the
+	// owner: one allocation per write.
+	entry OpenTx
+}
 
 type ownerKey struct{}
 
@@ -346,7 +351,8 @@ func (s *Service) ownTx(ctx context.Context, tenant string, txID [16]byte) (cont
 	if joinedFrom(ctx) != nil {
 		return ctx, nil
 	}
-	ow := &owner{cur: s.joins.newOpenTx(tenant, txID)}
+	ow := &owner{entry: OpenTx{id: txID, tenant: tenant, reg: s.joins}}
+	ow.cur = &ow.entry
 	return context.WithValue(ctx, ownerKey{}, ow), ow
 }
 
