@@ -148,6 +148,21 @@ func problemCode(b []byte) string {
 	return p.Properties.ErrorCode
 }
 
+// grpcCallCtx calls entityManage with ctx's metadata as it is.
+func (e *joinEnv) grpcCallCtx(ctx context.Context, typ string, req any, out any) error {
+	ev, err := wire.New("urn:test", typ, req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	rev, err := e.rpc.EntityManage(ctx, ev)
+	if err != nil {
+		return err
+	}
+	return wire.Decode(rev, out)
+}
+
 // grpcCall is a callback over the gRPC CRUD RPCs as tenant's member,
 // with tx-token metadata when tok is set; out receives the response.
 func (e *joinEnv) grpcCall(tenant, tok, typ string, req any, out any) error {
@@ -205,7 +220,9 @@ const joinWorkflow = `{"importMode":"REPLACE","workflows":[{"version":"1.3","nam
   "DONE":{"transitions":[{"name":"redo","next":"DONE","manual":true,"processors":[
     {"name":"p","executionMode":"SYNC","config":{"calculationNodesTags":"join"}}]},
     {"name":"book","next":"BOOKED","manual":true,"processors":[
-    {"name":"b","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"join","startNewTxOnDispatch":true}}]}]},
+    {"name":"b","executionMode":"COMMIT_BEFORE_DISPATCH","config":{"calculationNodesTags":"join","startNewTxOnDispatch":true}}]},
+    {"name":"async","next":"DONE","manual":true,"processors":[
+    {"name":"a","executionMode":"ASYNC_NEW_TX","config":{"calculationNodesTags":"join"}}]}]},
   "BOOKED":{}}}]}`
 
 func (e *joinEnv) setupModels() {
@@ -251,9 +268,10 @@ func TestJoinCallbacks(t *testing.T) {
 				ck.expect(st == 200 && string(got.Data) == `{"k":"http"}` && got.Meta.TransactionID == tx, "joined read: %d %s", st, b)
 				st, _, _ = env.httpCall("A", "", "GET", "/entity/"+side, "")
 				ck.expect(st == 404, "standalone read of an uncommitted entity: %d", st)
-				// Update over gRPC in the same transaction, then read it back.
+				// Update over gRPC in the same transaction (the member's own
+				// callback metadata), then read it back.
 				var tr wire.TransactionResponse
-				err = env.grpcCall("A", c.TxToken, wire.TypeEntityUpdateRequest,
+				err = env.grpcCallCtx(c.CallbackContext(ctx), wire.TypeEntityUpdateRequest,
 					map[string]any{"dataFormat": "JSON", "payload": map[string]any{"entityId": side, "data": map[string]any{"k": "grpc"}}}, &tr)
 				ck.expect(err == nil && tr.Success && tr.TransactionInfo.TransactionID == tx, "gRPC update: %+v %v", tr, err)
 				var er wire.EntityResponse
@@ -444,4 +462,51 @@ func TestJoinTokenErrors(t *testing.T) {
 	}
 	// Absent token: unchanged behaviour.
 	env.call("A", "GET", "/entity/"+side, nil).ok(t)
+}
+
+// TestJoinAsyncNewTx: an ASYNC_NEW_TX processor runs in a savepoint: the
+// writes of its callbacks stay when it succeeds and are rolled back with
+// the savepoint when it fails, while the transition commits either way.
+func TestJoinAsyncNewTx(t *testing.T) {
+	env := newJoinEnv(t, "memory", time.Minute)
+	env.setupModels()
+	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) { return nil, nil })
+	id, _ := env.create("A", "order", 1, `{"n":1,"note":"x"}`)
+	sides := make(chan string, 1)
+	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+		st, b, err := env.httpCall("A", c.TxToken, "POST", "/entity/JSON/side/1", `{"k":"async"}`)
+		var res []txResult
+		_ = json.Unmarshal(b, &res)
+		if err != nil || st != 200 || len(res) != 1 {
+			return nil, fmt.Errorf("callback create: %d %s %v", st, b, err)
+		}
+		sides <- res[0].EntityIDs[0]
+		var doc map[string]any
+		_ = json.Unmarshal(c.Request.Payload.Data, &doc)
+		if doc["note"] == "fail" {
+			return nil, errors.New("async processor fails")
+		}
+		return nil, nil
+	})
+	for _, c := range []struct {
+		note string
+		kept bool
+	}{{"ok", true}, {"fail", false}} {
+		var res txResult
+		env.call("A", "PUT", "/entity/JSON/"+id+"/async", []byte(`{"n":1,"note":"`+c.note+`"}`)).ok(t).decode(t, &res)
+		side := recv(t, sides)
+		if o := env.get("A", "/entity/"+id); string(o.Data) != `{"n":1,"note":"`+c.note+`"}` || o.Meta.TransactionID != res.TransactionID {
+			t.Fatalf("%s: owner %s in %s", c.note, o.Data, o.Meta.TransactionID)
+		}
+		r := env.call("A", "GET", "/entity/"+side, nil)
+		if c.kept {
+			var s envelope
+			r.ok(t).decode(t, &s)
+			if s.Meta.TransactionID != res.TransactionID {
+				t.Fatalf("kept callback write in %s, want %s", s.Meta.TransactionID, res.TransactionID)
+			}
+		} else {
+			r.problem(t, 404, "ENTITY_NOT_FOUND")
+		}
+	}
 }
