@@ -446,6 +446,12 @@ func TestJoinTokenErrors(t *testing.T) {
 		}
 	}
 	env.call("B", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).problem(t, 403, "FORBIDDEN")
+	// The whole API honours the header, the stats and transitions routes
+	// included.
+	for _, r := range [][2]string{{"GET", "/entity/stats"}, {"GET", "/entity/" + side + "/transitions"},
+		{"POST", "/entity/stats/side/1/query"}, {"GET", "/model/"}} {
+		env.call("A", r[0], r[1], nil, "X-Tx-Token", "not-a-token").problem(t, 401, "UNAUTHORIZED")
+	}
 	// Still live: the token joins.
 	env.call("A", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).ok(t)
 	// Past its lifetime (3 s, rounded up to the second) it is expired.
@@ -509,4 +515,57 @@ func TestJoinAsyncNewTx(t *testing.T) {
 			r.problem(t, 404, "ENTITY_NOT_FOUND")
 		}
 	}
+}
+
+// TestJoinDeletes: deletes join too. A callback deleting a committed
+// entity hides it from its own transaction while the outside still reads
+// it, until the owner commits; an entity created and deleted inside the
+// transaction never exists; delete by model is refused inside a joined
+// transaction (501).
+func TestJoinDeletes(t *testing.T) {
+	env := newJoinEnv(t, "memory", time.Minute)
+	env.setupModels()
+	gone, _ := env.create("A", "side", 1, `{"k":"old"}`)
+	created := make(chan string, 1)
+	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+		var ck checks
+		tx := c.Request.TransactionID
+		st, b, err := env.httpCall("A", c.TxToken, "DELETE", "/entity/"+gone, "")
+		var del struct {
+			TransactionID string `json:"transactionId"`
+		}
+		_ = json.Unmarshal(b, &del)
+		ck.expect(err == nil && st == 200 && del.TransactionID == tx, "joined delete: %d %s %v", st, b, err)
+		st, _, _ = env.httpCall("A", c.TxToken, "GET", "/entity/"+gone, "")
+		ck.expect(st == 404, "joined read of a deleted entity: %d", st)
+		st, _, _ = env.httpCall("A", "", "GET", "/entity/"+gone, "")
+		ck.expect(st == 200, "standalone read before the owner commits: %d", st)
+		var tr wire.TransactionResponse
+		err = env.grpcCallCtx(c.CallbackContext(ctx), wire.TypeEntityCreateRequest,
+			map[string]any{"dataFormat": "JSON", "payload": map[string]any{"model": map[string]any{"name": "side", "version": 1}, "data": map[string]any{"k": "tmp"}}}, &tr)
+		if err != nil || !tr.Success || len(tr.TransactionInfo.EntityIDs) != 1 || tr.TransactionInfo.TransactionID != tx {
+			return nil, fmt.Errorf("gRPC joined create: %+v %v", tr, err)
+		}
+		tmp := tr.TransactionInfo.EntityIDs[0]
+		created <- tmp
+		var dr wire.DeleteResponse
+		err = env.grpcCallCtx(c.CallbackContext(ctx), wire.TypeEntityDeleteRequest, map[string]any{"entityId": tmp}, &dr)
+		ck.expect(err == nil && dr.Success && dr.TransactionID == tx, "gRPC joined delete: %+v %v", dr, err)
+		st, b, _ = env.httpCall("A", c.TxToken, "DELETE", "/entity/side/1", "")
+		ck.expect(st == 501 && problemCode(b) == "NOT_IMPLEMENTED", "joined delete by model: %d %s", st, b)
+		return nil, ck.err()
+	})
+	_, entry := env.create("A", "order", 1, `{"n":1,"note":"x"}`)
+	tmp := recv(t, created)
+	env.call("A", "GET", "/entity/"+gone, nil).problem(t, 404, "ENTITY_NOT_FOUND")
+	var changes []map[string]any
+	env.call("A", "GET", "/entity/"+gone+"/changes", nil).ok(t).decode(t, &changes)
+	if len(changes) != 2 || changes[0]["changeType"] != "DELETE" {
+		t.Fatalf("changes of the deleted entity %v", changes)
+	}
+	if tx, _ := changes[0]["transactionId"].(string); tx != "" && tx != entry {
+		t.Fatalf("deleted in %s, want %s", tx, entry)
+	}
+	env.call("A", "GET", "/entity/"+tmp, nil).problem(t, 404, "ENTITY_NOT_FOUND")
+	env.call("A", "GET", "/entity/"+tmp+"/changes", nil).problem(t, 404, "ENTITY_NOT_FOUND")
 }
