@@ -118,20 +118,67 @@ func (s *Server) authorize(ctx context.Context) (*iam.Principal, error) {
 	return p, nil
 }
 
-// errJoinUnsupported answers a request carrying tx-token metadata: joining
-// a compute callback's open transaction is not built for these RPCs, and
-// running the request outside the transaction instead would silently
-// break the caller's isolation.
+// errJoinUnsupported answers a request carrying tx-token metadata when
+// the entity service cannot join transactions: running the request
+// outside the transaction instead would silently break the caller's
+// isolation.
 var errJoinUnsupported = status.Error(codes.Unimplemented,
-	"joining a transaction (tx-token metadata) is not supported on the gRPC CRUD RPCs; send the request without tx-token")
+	"joining a transaction (tx-token metadata) is not supported by this server; send the request without tx-token")
 
-func hasTxToken(ctx context.Context) bool {
+// Joiner is the entity service's transaction joining (§2.5);
+// *entity.Service satisfies it.
+type Joiner interface {
+	JoinTx(tenant, token string) (*entity.OpenTx, error)
+}
+
+func txToken(ctx context.Context) string {
 	for _, v := range metadata.ValueFromIncomingContext(ctx, wire.MetadataTxToken) {
 		if v != "" {
-			return true
+			return v
 		}
 	}
-	return false
+	return ""
+}
+
+// join puts the request into the transaction its tx-token names; a token
+// error is answered in the failure shape of the request's type, as any
+// domain failure.
+func (c *crudCall) join(typ string) (joined bool, err error) {
+	tok := txToken(c.ctx)
+	if tok == "" {
+		return false, nil
+	}
+	j, ok := c.s.svc.Entities.(Joiner)
+	if !ok {
+		return false, errJoinUnsupported
+	}
+	o, jerr := j.JoinTx(c.p.TenantID, tok)
+	if jerr != nil {
+		return true, c.joinFailed(typ, jerr)
+	}
+	c.ctx = entity.WithJoined(c.ctx, o)
+	return false, nil
+}
+
+// joinFailed answers a token error as the request type's failure response.
+func (c *crudCall) joinFailed(typ string, err error) error {
+	switch typ {
+	case wire.TypeEntityCreateRequest, wire.TypeEntityCreateCollectionRequest, wire.TypeEntityUpdateRequest,
+		wire.TypeEntityUpdateCollectionRequest, wire.TypeEntityPatchRequest:
+		return c.txFailed(err)
+	case wire.TypeEntityDeleteRequest:
+		return c.emit(wire.TypeEntityDeleteResponse, &wire.DeleteResponse{Base: c.failed(err), RequestID: c.id,
+			EntityID: c.req.EntityID, TransactionID: nilUUID})
+	case wire.TypeEntityDeleteAllRequest:
+		return c.emit(wire.TypeEntityDeleteAllResponse, &wire.DeleteAllResponse{Base: c.failed(err), RequestID: c.id,
+			ModelID: nilUUID, EntityIDs: []string{}})
+	case wire.TypeEntityTransitionRequest:
+		return c.emit(wire.TypeEntityTransitionResponse, &wire.TransitionResponse{Base: c.failed(err)})
+	case wire.TypeEntitySnapshotSearchRequest, wire.TypeSnapshotGetStatusRequest, wire.TypeSnapshotCancelRequest,
+		wire.TypeSnapshotGetRequest:
+		return c.snapshotFailed(err)
+	}
+	return c.entityFailed(err)
 }
 
 func (s *Server) serveCrud(ctx context.Context, ev *ce.CloudEvent, rpc string, send func(*ce.CloudEvent) error) error {
@@ -154,9 +201,6 @@ func (s *Server) serveCrud(ctx context.Context, ev *ce.CloudEvent, rpc string, s
 			return err
 		}
 	} else {
-		if hasTxToken(ctx) {
-			return errJoinUnsupported
-		}
 		if s.svc.Entities == nil || s.svc.Search == nil {
 			return status.Error(codes.Unimplemented, "entity operations are not available on this server")
 		}
@@ -176,6 +220,11 @@ func (s *Server) serveCrud(ctx context.Context, ev *ce.CloudEvent, rpc string, s
 		c.id = c.req.ID
 	} else if c.id == "" && c.mreq != nil {
 		c.id = c.mreq.ID
+	}
+	if c.req != nil {
+		if answered, err := c.join(ev.GetType()); answered || err != nil {
+			return err
+		}
 	}
 	return h.serve(c)
 }

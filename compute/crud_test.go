@@ -555,8 +555,9 @@ func TestCrudRPCErrors(t *testing.T) {
 		})
 	}
 
-	// Joining a transaction is not built: a clear Unimplemented, never a
-	// silent run outside the caller's transaction.
+	// An entity service that cannot join transactions (this wrapper is
+	// not a Joiner): a clear Unimplemented, never a silent run outside the
+	// caller's transaction.
 	_, err = e.client.EntityManage(authCtx(e.tokA, "tx-token", "abc.def"), event("x", wire.TypeEntityGetRequest, get))
 	if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "tx-token") {
 		t.Fatalf("tx-token: %v", err)

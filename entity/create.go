@@ -158,10 +158,12 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		}
 		i = j
 	}
-	txID, err := newTimeID()
+	txID, err := txIDFor(ctx)
 	if err != nil {
 		return Chunk{}, err
 	}
+	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
+	defer ow.done()
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
 	ids := make([][16]byte, len(items))
 	var evs [][]storage.AuditEvent
@@ -172,7 +174,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			return Chunk{}, err
 		}
 		ictx := ctx
-		if len(items) == 1 {
+		if len(items) == 1 && ow != nil {
 			seg = &segment{s: s, a: a, id: ids[i], model: it.model.Key, transition: "loopback", txID: txID}
 			ictx = withSegment(ctx, seg)
 		}
@@ -199,7 +201,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])
 	}
-	if _, err := s.store.Commit(ctx, withAudit(tx, evs)); err != nil {
+	if _, err := s.commitOwned(ctx, withAudit(tx, evs)); err != nil {
 		return Chunk{}, err
 	}
 	return Chunk{TxID: txID, IDs: ids}, nil

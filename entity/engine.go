@@ -55,6 +55,14 @@ func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte
 		r.Auth = workflow.Auth{Kind: p.Kind, ID: p.UserID, Roles: p.Roles}
 	}
 	r.Segmenter = segmentFrom(ctx)
+	if g, _ := ctx.Value(segmentKey{}).(*segment); g != nil {
+		g.run = r
+	}
+	// Members may call back into this transaction with its token (§2.5).
+	if o := runTx(ctx); o != nil {
+		r.MintTxToken = o.Token
+		r.Savepoints = o
+	}
 	return r
 }
 

@@ -62,6 +62,8 @@ type Service struct {
 	xmlToJSON func([]byte) ([]byte, error)
 	conds     ConditionCompiler
 	tasks     storage.ScheduledTasks
+	// joins are the transactions open to compute-member callbacks.
+	joins *joins
 }
 
 // Option configures a Service.
@@ -91,6 +93,9 @@ func New(store storage.Entities, models storage.Models, gate ModelGate, opts ...
 	s := &Service{store: store, models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.joins == nil {
+		s.joins = defaultJoins()
 	}
 	return s
 }
@@ -159,11 +164,20 @@ func (s *Service) lockedModel(ctx context.Context, tenant string, key storage.Mo
 
 // load returns the latest revision or ENTITY_NOT_FOUND.
 func (s *Service) load(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
-	e, err := s.store.Get(ctx, tenant, id)
+	e, err := s.latest(ctx, tenant, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, EntityNotFound(id)
 	}
 	return e, err
+}
+
+// txIDFor is the id of the transaction a write runs in: the joined one's,
+// else a fresh one.
+func txIDFor(ctx context.Context) ([16]byte, error) {
+	if j := joinedFrom(ctx); j != nil {
+		return j.id, nil
+	}
+	return newTimeID()
 }
 
 // AsAPI turns any error into the catalogue error the API shows, for the

@@ -115,6 +115,9 @@ func (s *Service) FireTask(ctx context.Context, claimed storage.ScheduledTask, n
 	if err != nil {
 		return FireLeft, err
 	}
+	// The fire's dispatches carry its transaction's token too.
+	ctx, ow := s.ownTx(ctx, tenant, txID)
+	defer ow.done()
 	r := run(ctx, tenant, m, e.ID, txID, e.State, e.Data)
 	r.Auth = systemAuth
 	r.Entity.Meta.CreationDate, r.Entity.Meta.LastUpdateTime = e.CreatedAt, e.UpdatedAt
@@ -147,7 +150,7 @@ func (s *Service) FireTask(ctx context.Context, claimed storage.ScheduledTask, n
 	}
 	tx.Tasks = append(tx.Tasks, ops...)
 	tx.Writes = []storage.Write{{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: t.Transition, ExpectVersion: e.Version}}
-	if _, err := s.store.Commit(ctx, withAudit(tx, [][]storage.AuditEvent{st.Events})); err != nil {
+	if _, err := s.commitOwned(ctx, withAudit(tx, [][]storage.AuditEvent{st.Events})); err != nil {
 		return FireLeft, fmt.Errorf("scheduled fire: saving entity: %w", err)
 	}
 	return FireFired, nil

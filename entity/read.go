@@ -57,7 +57,7 @@ func (s *Service) Get(ctx context.Context, tenant string, id [16]byte, at *time.
 	case tx != nil:
 		e, err = s.store.GetByTx(ctx, tenant, id, *tx)
 	default:
-		e, err = s.store.Get(ctx, tenant, id)
+		e, err = s.latest(ctx, tenant, id)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, EntityNotFound(id)

@@ -35,6 +35,8 @@ type segment struct {
 	// n counts committed segments; seq counts the audit events they
 	// wrote under the entry transaction's id, so later ones follow them.
 	n, seq int
+	// run is the engine run on the entity; its token moves on to TX_post.
+	run *workflow.Run
 }
 
 type segmentKey struct{}
@@ -62,6 +64,11 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	w := storage.Write{ID: g.id, Model: g.model, State: sg.Entity.Meta.State, Data: sg.Entity.Data,
 		Transition: g.transition, ExpectVersion: g.version}
 	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Writes: []storage.Write{w}, AuditSeq: g.seq}, [][]storage.AuditEvent{evs})
+	// Callbacks that joined TX_pre commit with it.
+	ow, _ := ctx.Value(ownerKey{}).(*owner)
+	if ow != nil {
+		ow.cur.seal(tx)
+	}
 	if _, err := g.s.store.Commit(ctx, tx); err != nil {
 		switch {
 		case errors.Is(err, storage.ErrConflict) && g.ifMatch && g.n == 0:
@@ -80,8 +87,19 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	g.txID, g.version = next, g.version+1
 	g.n++
 	g.seq += len(tx.Audit)
-	// svc has no transaction a member could join (no routing token is
-	// issued), so startNewTxOnDispatch sends no token either.
+	if ow == nil {
+		return "", nil
+	}
+	// The run continues in TX_post: later dispatches carry its token, and
+	// so does this one when startNewTxOnDispatch asks for it.
+	ow.cur = g.s.joins.newOpenTx(g.a.Tenant, next)
+	tok := ow.cur.Token()
+	if g.run != nil {
+		g.run.TxToken, g.run.MintTxToken, g.run.Savepoints = tok, nil, ow.cur
+	}
+	if sg.StartNewTx {
+		return tok, nil
+	}
 	return "", nil
 }
 

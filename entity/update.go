@@ -73,10 +73,12 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [
 }
 
 func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]byte, error) {
-	txID, err := newTimeID()
+	txID, err := txIDFor(ctx)
 	if err != nil {
 		return txID, err
 	}
+	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
+	defer ow.done()
 	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}, w, nil, nil)
 }
 
@@ -90,7 +92,7 @@ func (s *Service) commitIn(ctx context.Context, a Actor, tx *storage.Tx, w stora
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])
 	}
-	_, err := s.store.Commit(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
+	_, err := s.commitOwned(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
 	}
@@ -120,14 +122,21 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if ifMatch != "" && !ifMatchHolds(e, ifMatch) {
 		return [16]byte{}, modified(id)
 	}
-	txID, err := newTimeID()
+	txID, err := txIDFor(ctx)
 	if err != nil {
 		return txID, err
 	}
-	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
-		version: e.Version, ifMatch: ifMatch != ""}
+	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
+	defer ow.done()
+	var seg *segment
+	rctx := ctx
+	if ow != nil {
+		seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+			version: e.Version, ifMatch: ifMatch != ""}
+		rctx = withSegment(ctx, seg)
+	}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, doc, false, tx)
+	w, evs, err := s.revise(rctx, a, e, txID, transition, doc, false, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
@@ -171,14 +180,21 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if len(merged) == 0 || merged[0] != '{' {
 		return [16]byte{}, badRequest("merge patch result is not an object")
 	}
-	txID, err := newTimeID()
+	txID, err := txIDFor(ctx)
 	if err != nil {
 		return txID, err
 	}
-	seg := &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
-		version: e.Version, ifMatch: ifMatch != "*"}
+	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
+	defer ow.done()
+	var seg *segment
+	rctx := ctx
+	if ow != nil {
+		seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
+			version: e.Version, ifMatch: ifMatch != "*"}
+		rctx = withSegment(ctx, seg)
+	}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(withSegment(ctx, seg), a, e, txID, transition, merged, true, tx)
+	w, evs, err := s.revise(rctx, a, e, txID, transition, merged, true, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
@@ -228,10 +244,12 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		docs[i] = d
 	}
 	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {
-		txID, err := newTimeID()
+		txID, err := txIDFor(ctx)
 		if err != nil {
 			return Chunk{}, err
 		}
+		ctx, ow := s.ownTx(ctx, a.Tenant, txID)
+		defer ow.done()
 		tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
 		var evs [][]storage.AuditEvent // per write, parallel to tx.Writes
 		c := Chunk{TxID: txID, IDs: [][16]byte{}}
@@ -260,7 +278,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 				e.State = tx.Writes[p].State
 			}
 			ictx := ctx
-			if hi-lo == 1 {
+			if hi-lo == 1 && ow != nil {
 				seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(it.Transition), txID: txID,
 					version: e.Version, ifMatch: it.IfMatch != ""}
 				ictx = withSegment(ctx, seg)
@@ -287,7 +305,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		}
 		withAudit(tx, evs)
 		tx.Audit = append(tx.Audit, aborted...)
-		if _, err := s.store.Commit(ctx, tx); err != nil {
+		if _, err := s.commitOwned(ctx, tx); err != nil {
 			return Chunk{}, err
 		}
 		return c, nil
@@ -330,6 +348,9 @@ type ModelDeleted struct {
 func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {
 		return nil, err
+	}
+	if joinedFrom(ctx) != nil {
+		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by model is not supported inside a joined transaction (X-Tx-Token)")
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		return s.deleteWhere(ctx, a, key, body, at)

@@ -15,6 +15,7 @@ import (
 
 	"svc/compute"
 	"svc/compute/member"
+	"svc/txtoken"
 )
 
 // TestCommitBeforeDispatch drives COMMIT_BEFORE_DISPATCH processors over
@@ -148,8 +149,16 @@ func commitBeforeDispatch(t *testing.T, env *behavEnv) {
 			return json.RawMessage(fmt.Sprintf(`{"amount":%d,"note":"pre"}`, doc.Amount)), nil
 		}
 		books.Add(1)
+		// startNewTxOnDispatch (settle) sends TX_post's token, never the
+		// committed entry transaction's; without it (again) the member
+		// runs outside any transaction and gets none.
+		if newTx := c.Request.Transition.Name == "settle"; newTx != (c.TxToken != "") {
+			return nil, fmt.Errorf("transition %s: COMMIT_BEFORE_DISPATCH member got token %q", c.Request.Transition.Name, c.TxToken)
+		}
 		if c.TxToken != "" {
-			return nil, errors.New("a COMMIT_BEFORE_DISPATCH member got a transaction token: " + c.TxToken)
+			if _, _, cl, err := txtoken.Parse(c.TxToken); err != nil || cl.Tx == c.Request.TransactionID {
+				return nil, fmt.Errorf("token %q names the entry transaction %s (%v)", c.TxToken, c.Request.TransactionID, err)
+			}
 		}
 		seen <- read("/entity/" + c.Request.EntityID)
 		switch doc.Amount {

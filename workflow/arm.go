@@ -85,7 +85,7 @@ func (e *Engine) armFunction(ctx context.Context, run *Run, out *Outcome, t *Tra
 		return Arming{}, NoMemberForTag(f.CalculationNodesTags)
 	}
 	call := &FunctionCall{Function: f.Name, Call: Call{
-		Tenant: run.Tenant, Auth: run.Auth, TxToken: run.TxToken, TransactionID: run.TransactionID,
+		Tenant: run.Tenant, Auth: run.Auth, TxToken: run.txToken(), TransactionID: run.TransactionID,
 		Meta: run.Entity.Meta, Workflow: out.Workflow, Transition: t.Name, StateFrom: out.State, StateTo: t.Next,
 		Tags: splitTags(f.CalculationNodesTags), TagsCSV: f.CalculationNodesTags,
 		Timeout: timeoutOf(f.ResponseTimeoutMs), Parameters: f.Context,

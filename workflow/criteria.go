@@ -71,7 +71,7 @@ func (x *exec) callFunction(ctx context.Context, wf *compiled, t *ctransition, f
 // call builds the common dispatch context for the entity as it is now.
 func (x *exec) call(wf *compiled, t *ctransition, tags []string, tagsCSV string, attach bool, timeout time.Duration, params string) Call {
 	c := Call{
-		Tenant: x.run.Tenant, Auth: x.run.Auth, TxToken: x.run.TxToken,
+		Tenant: x.run.Tenant, Auth: x.run.Auth, TxToken: x.run.txToken(),
 		TransactionID: x.run.TransactionID, Meta: x.run.Entity.Meta,
 		Workflow: wf.w.Name, StateFrom: x.run.Entity.Meta.State,
 		Tags: tags, TagsCSV: tagsCSV, Parameters: params, Timeout: timeout,

@@ -44,9 +44,20 @@ type Run struct {
 	// TransactionID is the entry transaction; every event carries it.
 	TransactionID string
 	// TxToken is the routing token members use to join the transaction.
-	TxToken    string
-	Segmenter  Segmenter
-	Savepoints SavepointRunner
+	TxToken string
+	// MintTxToken, when set and TxToken is empty, mints the token at the
+	// first dispatch, so runs that call no member never sign one.
+	MintTxToken func() string
+	Segmenter   Segmenter
+	Savepoints  SavepointRunner
+}
+
+// txToken is the run's routing token, minted on first use.
+func (r *Run) txToken() string {
+	if r.TxToken == "" && r.MintTxToken != nil {
+		r.TxToken = r.MintTxToken()
+	}
+	return r.TxToken
 }
 
 // Outcome is what a run did. It is returned on failure too, holding the

@@ -50,7 +50,7 @@ func (x *exec) runProcessor(ctx context.Context, t *ctransition, p *cprocessor) 
 	case ModeCommitBeforeDispatch:
 		return x.runSegmented(ctx, t, p)
 	default: // SYNC, ASYNC_SAME_TX and empty run inline
-		res, err := x.dispatch(ctx, t, p, x.run.TxToken)
+		res, err := x.dispatch(ctx, t, p, x.run.txToken())
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (x *exec) runProcessor(ctx context.Context, t *ctransition, p *cprocessor) 
 func (x *exec) runInSavepoint(ctx context.Context, t *ctransition, p *cprocessor) error {
 	mark := x.savepoint()
 	body := func(ctx context.Context) error {
-		_, err := x.dispatch(ctx, t, p, x.run.TxToken)
+		_, err := x.dispatch(ctx, t, p, x.run.txToken())
 		return err
 	}
 	var err error

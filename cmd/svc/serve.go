@@ -20,6 +20,7 @@ import (
 	"svc/model"
 	"svc/scheduler"
 	"svc/search"
+	"svc/txtoken"
 	"svc/workflow"
 )
 
@@ -49,10 +50,17 @@ func serve() int {
 	// The workflow engine's dispatcher is the compute server, set once it
 	// listens (below), before the first request.
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
+	// Single node: routing tokens are signed with a secret of this
+	// process alone (entity-workflow.md §2.5).
+	txTokens, err := txtoken.NewRandom(cfg.NodeID, cfg.TxTokenTTL)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc),
-		entity.WithTasks(st.Tasks))
+		entity.WithTasks(st.Tasks), entity.WithTxTokens(txTokens))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {

@@ -91,6 +91,23 @@ func (c *Call) Callback(ctx context.Context, method, path string, body io.Reader
 	return r, nil
 }
 
+// CallbackContext returns ctx carrying what a callback over svc's gRPC
+// CRUD RPCs needs: the member's bearer token and, when the dispatch had a
+// transaction, its token as tx-token metadata, so the call joins it.
+func (c *Call) CallbackContext(ctx context.Context) context.Context {
+	var kv []string
+	if c.token != "" {
+		kv = append(kv, wire.MetadataAuthorization, "Bearer "+c.token)
+	}
+	if c.TxToken != "" {
+		kv = append(kv, wire.MetadataTxToken, c.TxToken)
+	}
+	if len(kv) == 0 {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
 // Handlers run the member's work. A nil handler answers with failure.
 type Handlers struct {
 	// Processor returns the entity's new data (nil keeps it) or an error,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/metadata"
+
 	"svc/config"
 )
 
@@ -32,6 +34,13 @@ func TestCallbackJoinsTransaction(t *testing.T) {
 	}
 	if _, err := (&Call{}).Callback(context.Background(), "GET", "/x", nil); err == nil {
 		t.Fatal("callback without HTTPBase accepted")
+	}
+	md, _ := metadata.FromOutgoingContext(call.CallbackContext(context.Background()))
+	if strings.Join(md.Get("tx-token"), ",") != "tx-tok" || strings.Join(md.Get("authorization"), ",") != "Bearer bearer-tok" {
+		t.Fatalf("gRPC callback metadata %v", md)
+	}
+	if md, ok := metadata.FromOutgoingContext((&Call{}).CallbackContext(context.Background())); ok && len(md) != 0 {
+		t.Fatalf("no transaction, no token: %v", md)
 	}
 }
 
