@@ -3,6 +3,7 @@ package compute
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -532,4 +533,25 @@ func TestMemberRunReconnects(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 	waitFor(t, func() bool { return s2.Members("t1") == 0 })
+}
+
+// TestGreetedMemberIsDispatchable: once member.Connect returns (the greet
+// has arrived), a dispatch with no dispatch wait must find the member. The
+// server used to greet before registering, so a dispatch right after the
+// greet could get NO_COMPUTE_MEMBER_FOR_TAG.
+func TestGreetedMemberIsDispatchable(t *testing.T) {
+	testHookAfterGreet = func() { time.Sleep(100 * time.Millisecond) }
+	t.Cleanup(func() { testHookAfterGreet = nil })
+	s, addr := startServer(t, Config{})
+	e := &workflow.Engine{Dispatcher: s}
+	for i := 0; i < 3; i++ {
+		tag := fmt.Sprintf("fresh-%d", i)
+		m := connect(t, addr, "m2m-t1", member.Handlers{Processor: func(context.Context, *member.Call) (json.RawMessage, error) {
+			return nil, nil
+		}}, tag)
+		if _, err := e.Create(context.Background(), procSet(t, "SYNC", `{"calculationNodesTags":"`+tag+`"}`), run("t1", `{}`)); err != nil {
+			t.Fatalf("join %d: dispatch right after the greet: %v", i, err)
+		}
+		m.Close()
+	}
 }

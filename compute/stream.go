@@ -64,6 +64,12 @@ func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, c
 		close(m.done)
 		s.log.Info("compute member left", "memberId", m.id, "tenant", m.tenant)
 	}()
+	if err := greet(stream, m); err != nil {
+		return err
+	}
+	if testHookAfterGreet != nil {
+		testHookAfterGreet()
+	}
 	s.log.Info("compute member joined", "memberId", m.id, "tenant", m.tenant, "tags", m.tags)
 
 	sendErr := make(chan error, 1)
@@ -103,7 +109,7 @@ func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, c
 	}
 }
 
-// join reads and checks the first message and greets the member.
+// join reads and checks the first message.
 func (s *Server) join(stream grpc.BidiStreamingServer[ce.CloudEvent, ce.CloudEvent], p *iam.Principal, in <-chan *ce.CloudEvent, recvErr <-chan error) (*memberConn, error) {
 	timer := time.NewTimer(s.cfg.KeepaliveTimeout)
 	defer timer.Stop()
@@ -131,15 +137,24 @@ func (s *Server) join(stream grpc.BidiStreamingServer[ce.CloudEvent, ce.CloudEve
 	if j.JoinedLegalEntityID != "" && j.JoinedLegalEntityID != p.TenantID {
 		return nil, status.Error(codes.PermissionDenied, "tenant mismatch")
 	}
-	m := newMember(uuid.NewString(), p.TenantID, append([]string(nil), j.Tags...))
-	greet, err := wire.New(wire.ServerSource, wire.TypeGreet, wire.Greet{ID: m.id, MemberID: m.id, JoinedLegalEntityID: m.tenant, Success: true})
+	return newMember(uuid.NewString(), p.TenantID, append([]string(nil), j.Tags...)), nil
+}
+
+// testHookAfterGreet, when set by a test, runs right after the greet is
+// sent: it widens the window in which a greeted member must already be
+// dispatchable.
+var testHookAfterGreet func()
+
+// greet answers the join. It runs after the member is registered: a member
+// that has its greet can be dispatched to at once (a dispatch in between
+// waits in the member's queue, and the sender starts only after the greet,
+// so the greet still goes first).
+func greet(stream grpc.BidiStreamingServer[ce.CloudEvent, ce.CloudEvent], m *memberConn) error {
+	ev, err := wire.New(wire.ServerSource, wire.TypeGreet, wire.Greet{ID: m.id, MemberID: m.id, JoinedLegalEntityID: m.tenant, Success: true})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := stream.Send(greet); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return stream.Send(ev)
 }
 
 // sender owns stream.Send (gRPC allows one sender at a time). A failed send

@@ -63,9 +63,7 @@ func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The server greets a member just before it registers it; the wait
-	// covers a dispatch that comes in between.
-	csrv := compute.New(compute.Config{DispatchWaitTimeout: 5 * time.Second}, memberTokens{}, slog.New(slog.DiscardHandler))
+	csrv := compute.New(compute.Config{}, memberTokens{}, slog.New(slog.DiscardHandler))
 	msvc := model.New(ms, nil)
 	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Dispatcher: csrv, Log: slog.New(slog.DiscardHandler)}
 	ssvc := search.New(ms, sr, memory.NewSearchJobs(), search.Options{})
