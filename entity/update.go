@@ -122,6 +122,14 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if ifMatch != "" && !ifMatchHolds(e, ifMatch) {
 		return [16]byte{}, modified(id)
 	}
+	return s.reviseOne(ctx, a, e, transition, doc, false, ifMatch != "")
+}
+
+// reviseOne runs the workflow over one entity's new document and commits
+// it in a transaction of its own (or the caller's joined one), segmented
+// when a COMMIT_BEFORE_DISPATCH processor asks; conditional says a caller
+// If-Match guards the first segment.
+func (s *Service) reviseOne(ctx context.Context, a Actor, e *storage.Entity, transition string, doc []byte, strict, conditional bool) ([16]byte, error) {
 	txID, err := txIDFor(ctx)
 	if err != nil {
 		return txID, err
@@ -132,11 +140,11 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	rctx := ctx
 	if ow != nil {
 		seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
-			version: e.Version, ifMatch: ifMatch != ""}
+			version: e.Version, ifMatch: conditional}
 		rctx = withSegment(ctx, seg)
 	}
 	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(rctx, a, e, txID, transition, doc, false, tx)
+	w, evs, err := s.revise(rctx, a, e, txID, transition, doc, strict, tx)
 	if err != nil {
 		return [16]byte{}, err
 	}
@@ -180,25 +188,7 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if len(merged) == 0 || merged[0] != '{' {
 		return [16]byte{}, badRequest("merge patch result is not an object")
 	}
-	txID, err := txIDFor(ctx)
-	if err != nil {
-		return txID, err
-	}
-	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
-	defer ow.done()
-	var seg *segment
-	rctx := ctx
-	if ow != nil {
-		seg = &segment{s: s, a: a, id: e.ID, model: e.Model, transition: transitionName(transition), txID: txID,
-			version: e.Version, ifMatch: ifMatch != "*"}
-		rctx = withSegment(ctx, seg)
-	}
-	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
-	w, evs, err := s.revise(rctx, a, e, txID, transition, merged, true, tx)
-	if err != nil {
-		return [16]byte{}, err
-	}
-	return s.commitIn(ctx, a, tx, w, evs, seg)
+	return s.reviseOne(ctx, a, e, transition, merged, true, ifMatch != "*")
 }
 
 type updateItem struct {

@@ -14,7 +14,6 @@ import (
 	"svc/entity"
 	"svc/model"
 	"svc/search"
-	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
 )
@@ -23,17 +22,7 @@ import (
 // API over the same engine.
 func newAuditEnv(t testing.TB, engine string) *entityEnv {
 	t.Helper()
-	var ms storage.Models
-	var es storage.Entities
-	var as storage.Audits
-	var sr storage.Searcher
-	if engine == "postgres" {
-		db := newEntityPostgres(t)
-		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
-	} else {
-		m := memory.NewEntities()
-		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
-	}
+	ms, es, as, sr := testStores(t, engine)
 	msvc := model.New(ms, nil)
 	// The engine as serve.go wires it: models without imported workflows
 	// take the no-workflow path.

@@ -24,7 +24,6 @@ import (
 	"svc/iam"
 	"svc/model"
 	"svc/search"
-	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
 )
@@ -56,17 +55,7 @@ type behavEnv struct {
 
 func newBehavEnv(t testing.TB, engine string, ccfg compute.Config) *behavEnv {
 	t.Helper()
-	var ms storage.Models
-	var es storage.Entities
-	var as storage.Audits
-	var sr storage.Searcher
-	if engine == "postgres" {
-		db := newEntityPostgres(t)
-		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
-	} else {
-		m := memory.NewEntities()
-		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
-	}
+	ms, es, as, sr := testStores(t, engine)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

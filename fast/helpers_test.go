@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"svc/storage"
+	"svc/storage/memory"
 )
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
@@ -22,4 +25,17 @@ func serveAPI(t testing.TB, s *Server) (base string, client *http.Client) {
 		stop()
 	})
 	return root + s.cfg.ContextPath, &http.Client{Transport: tr, Timeout: 60 * time.Second}
+}
+
+// testStores opens the model, entity, audit and search stores of one
+// engine ("postgres": a fresh database for the test; anything else:
+// memory).
+func testStores(t testing.TB, engine string) (storage.Models, storage.Entities, storage.Audits, storage.Searcher) {
+	t.Helper()
+	if engine == "postgres" {
+		db := newEntityPostgres(t)
+		return db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
+	}
+	m := memory.NewEntities()
+	return memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
 }

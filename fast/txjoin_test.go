@@ -28,7 +28,6 @@ import (
 	"svc/entity"
 	"svc/model"
 	"svc/search"
-	"svc/storage"
 	"svc/storage/memory"
 	"svc/txtoken"
 	"svc/workflow"
@@ -48,17 +47,7 @@ type joinEnv struct {
 
 func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	t.Helper()
-	var ms storage.Models
-	var es storage.Entities
-	var as storage.Audits
-	var sr storage.Searcher
-	if engine == "postgres" {
-		db := newEntityPostgres(t)
-		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
-	} else {
-		m := memory.NewEntities()
-		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
-	}
+	ms, es, as, sr := testStores(t, engine)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
