@@ -65,21 +65,28 @@ func (c *crudCall) getAll() error {
 	if err != nil {
 		return err
 	}
-	size, page := 20, 0
-	if c.req.PageSize != nil && *c.req.PageSize > 0 {
-		size = *c.req.PageSize
-	}
-	if c.req.PageNumber != nil {
-		page = *c.req.PageNumber
-		if c.rpc == rpcEntityManageCollection && page > 0 {
-			page--
-		}
+	size, page := c.paging(20)
+	if c.rpc == rpcEntityManageCollection && page > 0 {
+		page--
 	}
 	list, err := c.s.svc.Entities.List(c.ctx, c.p.TenantID, key, size, page, at)
 	if err != nil {
 		return c.entityFailed(err)
 	}
 	return c.entities(list)
+}
+
+// paging is the request's page size (defaultSize when absent or not
+// positive) and page number (0 when absent).
+func (c *crudCall) paging(defaultSize int) (size, page int) {
+	size = defaultSize
+	if c.req.PageSize != nil && *c.req.PageSize > 0 {
+		size = *c.req.PageSize
+	}
+	if c.req.PageNumber != nil {
+		page = *c.req.PageNumber
+	}
+	return size, page
 }
 
 func (c *crudCall) entities(list []*storage.Entity) error {
@@ -268,6 +275,15 @@ func (c *crudCall) asyncOn() error {
 	return nil
 }
 
+// snapshotReply answers with the job's current status.
+func (c *crudCall) snapshotReply(id [16]byte) error {
+	st, err := c.s.svc.Search.JobStatus(c.ctx, c.p.TenantID, id)
+	if err != nil {
+		return c.snapshotFailed(err)
+	}
+	return c.snapshotOK(st)
+}
+
 func (c *crudCall) snapshotOK(st *search.Status) error {
 	n := st.Job.Count
 	return c.emit(wire.TypeEntitySnapshotSearchResponse, &wire.SnapshotResponse{Base: c.ok(), Status: wire.SnapshotStatus{
@@ -289,11 +305,7 @@ func (c *crudCall) snapshotSubmit() error {
 	if err != nil {
 		return c.snapshotFailed(err)
 	}
-	st, err := c.s.svc.Search.JobStatus(c.ctx, c.p.TenantID, id)
-	if err != nil {
-		return c.snapshotFailed(err)
-	}
-	return c.snapshotOK(st)
+	return c.snapshotReply(id)
 }
 
 func (c *crudCall) snapshotStatus() error {
@@ -304,11 +316,7 @@ func (c *crudCall) snapshotStatus() error {
 	if err := c.asyncOn(); err != nil {
 		return c.snapshotFailed(err)
 	}
-	st, err := c.s.svc.Search.JobStatus(c.ctx, c.p.TenantID, id)
-	if err != nil {
-		return c.snapshotFailed(err)
-	}
-	return c.snapshotOK(st)
+	return c.snapshotReply(id)
 }
 
 func (c *crudCall) snapshotCancel() error {
@@ -322,11 +330,7 @@ func (c *crudCall) snapshotCancel() error {
 	if err := c.s.svc.Search.Cancel(c.ctx, c.p.TenantID, id); err != nil {
 		return c.snapshotFailed(err)
 	}
-	st, err := c.s.svc.Search.JobStatus(c.ctx, c.p.TenantID, id)
-	if err != nil {
-		return c.snapshotFailed(err)
-	}
-	return c.snapshotOK(st)
+	return c.snapshotReply(id)
 }
 
 // snapshotGet serves SnapshotGetRequest: one page (from 0, default size
@@ -336,13 +340,7 @@ func (c *crudCall) snapshotGet() error {
 	if err != nil {
 		return err
 	}
-	size, page := 10, 0
-	if c.req.PageSize != nil && *c.req.PageSize > 0 {
-		size = *c.req.PageSize
-	}
-	if c.req.PageNumber != nil {
-		page = *c.req.PageNumber
-	}
+	size, page := c.paging(10)
 	if page < 0 || size > entity.MaxPageSize || page > entity.MaxPageNumber {
 		return c.entityFailed(apierr.New(apierr.BadRequest, "pageNumber must be in [0, 214748] and pageSize at most 10000"))
 	}
