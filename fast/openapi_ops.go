@@ -130,7 +130,7 @@ func opDocTable() map[string]opDoc {
 
 	entityFormatPath := map[string]Map{"format": enum("Body format.", "JSON", "XML")}
 
-	return map[string]opDoc{
+	docs := map[string]opDoc{
 		// Account.
 		"accountGet": {
 			ok: okJSON("The account.", ref("AccountInfo")),
@@ -684,6 +684,12 @@ func opDocTable() map[string]opDoc {
 				"for the subject token's user, in the same tenant only. Responses carry Cache-Control: no-store.",
 		},
 	}
+	for _, area := range extensionDocs() {
+		for id, d := range area {
+			docs[id] = d
+		}
+	}
+	return docs
 }
 
 // pathParamDocs are the default descriptions and schemas of path

@@ -82,6 +82,10 @@ func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
 		"summary":     r.Summary,
 	}
 	desc := d.desc
+	if isExtension(r.OpID) {
+		op["x-svc-extension"] = true
+		desc = strings.TrimSpace(extensionDescription + " " + desc)
+	}
 	if r.Access == Admin {
 		desc = strings.TrimSpace(desc + " Requires the ROLE_ADMIN role.")
 	}

@@ -99,7 +99,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
 	initRequestIDPrefix(&s.reqPfx)
-	s.routes = apiRoutes()
+	s.routes = append(apiRoutes(), extensionRoutes()...)
 	s.bindHandlers()
 	doc, err := buildOpenAPI(s.routes)
 	if err != nil {

@@ -1,0 +1,30 @@
+package fast
+
+// extensionRoutes are svc's own operations beyond the wire contract's 87.
+// Each API area that extends the contract lists its routes here (one line
+// per area, the routes themselves in the area's file); the OpenAPI document
+// marks each with `x-svc-extension: true` and says so in its description,
+// and the area's help topic names it as an extension. Their docs come from
+// extensionDocs, merged into opDocTable.
+func extensionRoutes() []Route {
+	var rs []Route
+	return rs
+}
+
+// extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
+func extensionDocs() []map[string]opDoc {
+	return nil
+}
+
+// extensionDescription prefixes an extension operation's description.
+const extensionDescription = "svc extension (not part of the reference wire contract)."
+
+// isExtension reports whether opID is one of extensionRoutes.
+func isExtension(opID string) bool {
+	for _, r := range extensionRoutes() {
+		if r.OpID == opID {
+			return true
+		}
+	}
+	return false
+}
