@@ -148,7 +148,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.GET(cp+"/health", s.instrument("/health", s.health))
 	s.mountOAuthExtras(r, cp)
 
-	s.handler = s.withRequestID(s.withCORS(s.withHelpFastPath(r.Handler)))
+	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.withHelpFastPath(r.Handler))))
 	return s, nil
 }
 
@@ -181,7 +181,10 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 		NoDefaultDate:                 false,
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
-		Logger:                        slogPrinter{s.log.With("listener", name)},
+		// Bodies arrive as streams (see wholeBody): the NDJSON create
+		// reads one of any length without holding it.
+		StreamRequestBody: true,
+		Logger:            slogPrinter{s.log.With("listener", name)},
 	}
 	// The whole-request read budget starts once headers are in; fasthttp
 	// applies it to the body read.
