@@ -38,6 +38,10 @@ func run(args []string) int {
 		return initCmd(args)
 	case "migrate":
 		return migrate()
+	case "import":
+		return importCmd(args, os.Stdin, os.Stdout, os.Stderr)
+	case "export":
+		return exportCmd(args, os.Stdout, os.Stderr)
 	default:
 		fmt.Fprintf(os.Stderr, "svc: unknown command %q; try `svc help cli`\n", cmd)
 		return 2
