@@ -251,7 +251,7 @@ func (s *Server) wholeBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 		}
 		buf := bodyBufs.Get()
 		defer bodyBufs.Put(buf)
-		n, err := buf.ReadFrom(io.LimitReader(ctx.RequestBodyStream(), MaxBodyBytes+1))
+		n, err := readAtMost(ctx.RequestBodyStream(), buf, MaxBodyBytes)
 		switch {
 		case err != nil:
 			ctx.SetConnectionClose()
@@ -271,4 +271,25 @@ var bodyBufs bytebufferpool.Pool
 
 func bodyTooLarge() *Problem {
 	return &Problem{Status: 413, Code: apierr.BadRequest, Message: "the request body is larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
+}
+
+// readAtMost reads r into buf until EOF or until more than limit bytes
+// are in, without the io.LimitReader allocation of the obvious form.
+func readAtMost(r io.Reader, buf *bytebufferpool.ByteBuffer, limit int) (int, error) {
+	b := buf.B[:0]
+	defer func() { buf.B = b }()
+	for len(b) <= limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return len(b), nil
+		}
+		if err != nil {
+			return len(b), err
+		}
+	}
+	return len(b), nil
 }
