@@ -314,7 +314,8 @@ func produce(ctx context.Context, o ImportOptions, cp *Checkpoint, stop <-chan s
 				}
 			}
 			if b == nil {
-				b = &batch{src: si, path: s.Path, lo: i}
+				b = &batch{src: si, path: s.Path, lo: i, lines: make([]int, 0, o.Batch)}
+				b.body.Grow(o.Batch * (len(data) + len(data)/4 + 1))
 			}
 			b.body.Write(data)
 			b.body.WriteByte('\n')

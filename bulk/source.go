@@ -81,9 +81,9 @@ func isDataFile(name string) bool {
 	return false
 }
 
-// Doc is one document of a source: its bytes on one line, and where it
-// came from (1-based line of an NDJSON file, or 1-based element of a JSON
-// array), for error messages.
+// Doc is one document of a source: its bytes on one line (valid until the
+// next call of Next), and where it came from (1-based line of an NDJSON
+// file, or 1-based element of a JSON array), for error messages.
 type Doc struct {
 	Data []byte
 	Line int
@@ -190,9 +190,23 @@ func ndjsonDocs(br *bufio.Reader) func() (Doc, error) {
 	}
 }
 
-// readLine returns one line (copied) without its end; io.EOF when none.
+// readLine returns one line; io.EOF when none. A line that fits the
+// reader's buffer is returned in place, valid until the next read; a
+// longer one is copied.
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var out []byte
+	b, err := br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, io.EOF):
+		if len(b) == 0 {
+			return nil, io.EOF
+		}
+		return b, nil
+	case !errors.Is(err, bufio.ErrBufferFull):
+		return nil, err
+	}
+	out := append([]byte(nil), b...)
 	for {
 		b, err := br.ReadSlice('\n')
 		out = append(out, b...)

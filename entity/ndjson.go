@@ -171,6 +171,11 @@ func (l *lineReader) chunk(window int) (streamChunk, error) {
 			return ch, &lineErr{l.n, apierr.New(apierr.BadRequest, "line "+strconv.Itoa(l.n)+": not a JSON object",
 				apierr.P("line", l.n))}
 		}
+		if arena == nil {
+			// Documents of a stream tend to be alike: size the chunk's
+			// arena from its first one.
+			arena = make([]byte, 0, window*(len(line)+len(line)/4))
+		}
 		arena = append(arena, line...)
 		ends = append(ends, len(arena))
 		ch.lines = append(ch.lines, l.n)
