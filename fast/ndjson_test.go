@@ -103,6 +103,27 @@ func TestNDJSONStream(t *testing.T) {
 				env.stream("A", "/entity/ndjson/item/1", strings.NewReader(`[{"n":2}]`+"\n")).problem(t, 400, "BAD_REQUEST")
 			})
 
+			t.Run("workflows run on every document", func(t *testing.T) {
+				env := newAuditEnv(t, engine) // the entity service with the workflow engine
+				env.lockedModel("A", "flowed", 1, `{"n":1}`)
+				wf := `{"version":"1.3","name":"flow","initialState":"NEW","states":{` +
+					`"NEW":{"transitions":[{"name":"settle","next":"SMALL","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"LESS_OR_EQUAL","value":5}},` +
+					`{"name":"promote","next":"BIG","manual":false,"criterion":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":5}}]},` +
+					`"BIG":{},"SMALL":{}}}`
+				env.call("A", "POST", "/model/flowed/1/workflow/import", []byte(`{"importMode":"REPLACE","workflows":[`+wf+`]}`)).ok(t)
+				env.stream("A", "/entity/ndjson/flowed/1?transactionWindow=3", strings.NewReader("{\"n\":1}\n{\"n\":9}\n{\"n\":5}\n{\"n\":6}\n")).ok(t)
+				lines, _ := env.export(t, "A", "/entity/ndjson/flowed/1")
+				states := map[string]int{}
+				for _, l := range lines {
+					var e envelope
+					json.Unmarshal(l, &e)
+					states[e.Meta.State]++
+				}
+				if states["SMALL"] != 2 || states["BIG"] != 2 {
+					t.Fatalf("states after the workflow: %v, want 2 SMALL and 2 BIG", states)
+				}
+			})
+
 			t.Run("export streams every entity as of one instant", func(t *testing.T) {
 				env.lockedModel("A", "exp", 1, `{"n":1,"s":"x"}`)
 				var a ndjsonAnswer

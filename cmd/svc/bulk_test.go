@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -323,5 +327,36 @@ func TestImportProgressOnATerminal(t *testing.T) {
 	s := string(out)
 	if !strings.Contains(s, "\r") || !strings.Contains(s, "] 100%") || !strings.Contains(s, "#") || strings.Contains(s, "import progress") {
 		t.Fatalf("terminal output is not a redrawn bar:\n%q", s)
+	}
+}
+
+// TestImportWithClientCredentials runs svc in jwt mode: the import and
+// export get their token from a machine client's id and secret, and
+// without credentials they are refused.
+func TestImportWithClientCredentials(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	p := startJWTProc(t, []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
+		"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret-that-is-long-enough-0123456789"})
+	data := filepath.Join(t.TempDir(), "orders.ndjson")
+	f, _ := os.Create(data)
+	orderLines(f, 0, 2500)
+	f.Close()
+	code, _, stderr := bulkRun(t, nil, "import", "--url", p.base, "--model", "orders/1", "--create-model", "--progress", "none", data)
+	if code != 1 || !strings.Contains(stderr, "401") {
+		t.Fatalf("import without credentials: exit %d %q, want 1 and the 401", code, stderr)
+	}
+	cmd := exec.Command(svcBinary(t), "import", "--url", p.base, "--model", "orders/1", "--create-model", "--progress", "none", data)
+	cmd.Env = cleanEnv(t, "SVC_CLI_CLIENT_ID=boot", "SVC_CLI_CLIENT_SECRET=boot-secret-that-is-long-enough-0123456789")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "imported 2500 documents") {
+		t.Fatalf("import with client credentials: %v %s", err, out)
+	}
+	tok := tokenFor(t, p.base, "boot", "boot-secret-that-is-long-enough-0123456789")
+	code, stdout, stderr := bulkRun(t, nil, "export", "--url", p.base, "--token", tok, "--model", "orders/1", "--progress", "none")
+	if code != 0 || strings.Count(stdout, "\n") != 2500 {
+		t.Fatalf("export with a token: exit %d, %d lines, %q", code, strings.Count(stdout, "\n"), stderr)
 	}
 }
