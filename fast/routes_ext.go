@@ -8,12 +8,13 @@ package fast
 // extensionDocs, merged into opDocTable.
 func extensionRoutes() []Route {
 	var rs []Route
+	rs = append(rs, sqlExtensionRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return nil
+	return []map[string]opDoc{sqlExtensionDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.
@@ -27,4 +28,20 @@ func isExtension(opID string) bool {
 		}
 	}
 	return false
+}
+
+// extensionOnlyPaths counts the paths only extensions use (the OpenAPI
+// document has the contract's 71 plus these).
+func extensionOnlyPaths() int {
+	contract := map[string]bool{}
+	for _, r := range apiRoutes() {
+		contract[r.Path] = true
+	}
+	seen := map[string]bool{}
+	for _, r := range extensionRoutes() {
+		if !contract[r.Path] && !seen[r.Path] {
+			seen[r.Path] = true
+		}
+	}
+	return len(seen)
 }
