@@ -35,6 +35,10 @@ type NodeField struct {
 type ArrayInfo struct {
 	Width     int
 	Positions []TypeSet
+	// Containers reports elements that were objects or arrays. The export
+	// then prints (ARRAY_ELEMENT x n) for the array, so its primitive
+	// positions do not survive a stored model.
+	Containers bool
 }
 
 // Nodes lists the model's SIMPLE_VIEW nodes sorted by path, built by the
@@ -72,7 +76,7 @@ type nodeCollector struct {
 }
 
 func arrayInfo(a *arrayShape) *ArrayInfo {
-	return &ArrayInfo{Width: a.width, Positions: slices.Clone(a.pos)}
+	return &ArrayInfo{Width: a.width, Positions: slices.Clone(a.pos), Containers: a.structured()}
 }
 
 func (c *nodeCollector) node(path []byte, kind uint8, arr *arrayShape) int32 {

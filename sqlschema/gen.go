@@ -31,7 +31,10 @@ func GenTables(ref ModelRef, m *infer.Model) []TableConfig {
 		if n.Path == "$" || n.Object {
 			out = append(out, objectTable(ref, base, n))
 		}
-		if n.Detached != nil && primWidth(n.Detached) > 0 {
+		// A detached table needs primitive elements the export can carry:
+		// next to inner arrays they print as (ARRAY_ELEMENT x n) and are
+		// gone once the model is stored, so tables follow the export.
+		if d := n.Detached; d != nil && !d.Containers && primWidth(d) > 0 {
 			out = append(out, detachedTable(ref, base, n))
 		}
 	}
@@ -106,10 +109,14 @@ func objectTable(ref ModelRef, base string, n infer.Node) TableConfig {
 				FieldKey: f.Key, FieldCategory: CatData, DataType: commonType(f.Types)})
 			continue
 		}
-		w := primWidth(f.Array)
-		if f.OfArrays && w == 0 {
-			continue // arrays of arrays live in detached tables only
+		if f.OfArrays {
+			// Arrays of arrays live in detached tables only. Primitives next
+			// to the inner arrays ([1,[2,3]]) get no column either: the
+			// stored SIMPLE_VIEW prints such a key as (ARRAY_ELEMENT x n)
+			// and cannot carry them, and tables follow the export.
+			continue
 		}
+		w := primWidth(f.Array)
 		stem := dataName(strings.TrimSuffix(f.Key, "[*]"))
 		t.Fields = append(t.Fields, arrayField(names, stem, stem+"_array", f.Key, f.Array, w))
 	}

@@ -104,13 +104,16 @@ func TestGenTablesWorkedExample(t *testing.T) {
 	})
 }
 
+// The docs' mixed-depth sample also lists …_data_array for the level-2
+// primitives (2,3) and (4,5); the SIMPLE_VIEW a model is stored in prints
+// that node as (ARRAY_ELEMENT x 4) and cannot carry them, so tables,
+// which follow the export, have no such table (nor a level-1 column).
 func TestGenTablesMixedDepthAnd3D(t *testing.T) {
 	m := modelOf(t, `{"data":[1,[2,3],[4,5,[6,7],[8,9]]]}`)
 	checkGolden(t, GenTables(ModelRef{ID: "x", Name: "mixed", Version: 1}, m), []string{
 		// byte order: '[' sorts before '^'
-		"mixed $ | META data_array:.data[*]:DATA:INTEGER[ data_0:.data[0]:INTEGER]",
+		"mixed $ | META",
 		"mixed_data_2d_array $.data[*][*]^ | META index::INDEX:INTEGER[flat index_0:0:INTEGER index_1:1:INTEGER] element:[*]:DATA:BYTE[flat element_0:[0]:BYTE element_1:[1]:BYTE]",
-		"mixed_data_array $.data[*]^ | META index::INDEX:INTEGER[flat index_0:0:INTEGER] element:[*]:DATA:INTEGER[flat element_0:[0]:INTEGER element_1:[1]:INTEGER]",
 		"mixed_json json | META entity:JSON:SPECIAL:STRING",
 	})
 	m = modelOf(t, `{"cube":[[[1,2],[3,4]],[[5,6],[7,8]]]}`)
