@@ -119,6 +119,19 @@ func (s *SQLSchemas) login(ctx context.Context, tenant, id string, rotate bool) 
 		return l, err
 	}
 	defer c.Release()
+	if !rotate {
+		// The common case: a password was issued; one read, no row lock.
+		var pw *string
+		err := c.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, current_database() FROM sql_schemas
+			WHERE tenant = $1 AND id = $2::uuid`, tenant, id).Scan(&l.Schema, &l.Role, &pw, &l.Database)
+		if err != nil {
+			return l, notFoundOr(err, "read SQL schema role")
+		}
+		if pw != nil {
+			l.Password = *pw
+			return l, nil
+		}
+	}
 	err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		var pw *string
 		err := tx.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, current_database() FROM sql_schemas
@@ -182,7 +195,7 @@ func (s *SQLSchemas) OpenSQL(ctx context.Context, q storage.SQLQuery) (storage.S
 
 type sqlCursor struct {
 	conn  *pgxpool.Conn
-	tx    pgx.Tx
+	inTx  bool
 	rows  pgx.Rows
 	cols  []string
 	first []any
@@ -190,11 +203,6 @@ type sqlCursor struct {
 }
 
 func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
-	tx, err := c.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fmt.Errorf("postgres: begin SQL query: %w", err)
-	}
-	c.tx = tx
 	timeout := q.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -203,11 +211,15 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	if q.PointTime != nil {
 		pt = q.PointTime.UTC().Format(time.RFC3339Nano)
 	}
-	if _, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true), set_config('svc.point_time', $2, true)`,
-		fmt.Sprint(timeout.Milliseconds()), pt); err != nil {
-		return fmt.Errorf("postgres: preparing SQL query: %w", err)
+	// One round trip opens the read-only transaction and applies the
+	// settings; both values are formatted here (a number, an RFC 3339
+	// instant), never taken from the request text.
+	c.inTx = true
+	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SELECT set_config('svc.point_time', %s, true)",
+		timeout.Milliseconds(), literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
+		return fmt.Errorf("postgres: begin SQL query: %w", err)
 	}
-	rows, err := tx.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec)
+	rows, err := c.conn.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec)
 	if err != nil {
 		return statementError(err)
 	}
@@ -256,9 +268,12 @@ func (c *sqlCursor) Close() {
 	if c.rows != nil {
 		c.rows.Close()
 	}
-	if c.tx != nil {
+	if c.inTx {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = c.tx.Rollback(ctx)
+		if _, err := c.conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol); err != nil {
+			// A connection whose transaction state is unknown is not reused.
+			_ = c.conn.Conn().Close(ctx)
+		}
 		cancel()
 	}
 	c.conn.Release()
