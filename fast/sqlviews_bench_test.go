@@ -31,7 +31,6 @@ type sqlBench struct {
 	ids    [][16]byte
 }
 
-
 // sqlBenchEntities is SVC_BENCH_SQL_ENTITIES (default 20000, so `make
 // bench` stays short; BENCHMARKS.md figures use 100000).
 func sqlBenchEntities() int {

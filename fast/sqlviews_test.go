@@ -133,6 +133,35 @@ func TestSQLViewsPostgres(t *testing.T) {
 		env.call("A", "GET", "/sql/credentials?schemaName=shop", nil).problem(t, 403, "FORBIDDEN")
 	})
 
+	t.Run("hidden tables and fields get no view or column", func(t *testing.T) {
+		var def struct {
+			Tables []map[string]any `json:"tables"`
+		}
+		env.call("A", "GET", "/sql/schema/?schemaName=shop", nil).ok(t).decode(t, &def)
+		for _, tb := range def.Tables {
+			switch tb["uniformedPath"] {
+			case "$.lines[*].discounts[*]":
+				tb["hidden"] = true
+			case "$":
+				for _, f := range tb["fields"].([]any) {
+					if fm := f.(map[string]any); fm["fieldKey"] == ".orderId" {
+						fm["hidden"] = true
+					}
+				}
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"schemaName": "slim", "tables": def.Tables})
+		env.call("A", "POST", "/sql/schema/", b).ok(t)
+		wantRows(t, "views", env.query("A", "slim", `SELECT table_name FROM information_schema.views WHERE table_schema = current_schema() ORDER BY 1`),
+			`{"table_name":"orders"}`, `{"table_name":"orders_grid_array"}`, `{"table_name":"orders_json"}`, `{"table_name":"orders_lines"}`)
+		env.queryResp("A", "slim", `SELECT orderid FROM orders`).problem(t, 400, "SQL_ERROR")
+		var kept sqlschemaConfigForTest
+		env.call("A", "GET", "/sql/schema/?schemaName=slim", nil).ok(t).decode(t, &kept)
+		if len(kept.Tables) != 5 {
+			t.Fatalf("hidden tables stay in the configuration: %d", len(kept.Tables))
+		}
+	})
+
 	t.Run("mixed depth and 3-D", func(t *testing.T) {
 		env.lockedModel("A", "mixed", 1, `{"data":[1,[2,3],[4,5,[6,7],[8,9]]],"cube":[[[1,2],[3,4]],[[5,6],[7,8]]]}`)
 		env.create("A", "mixed", 1, `{"data":[1,[2,3],[4,5,[6,7],[8,9]]],"cube":[[[1,2],[3,4]],[[5,6],[7,8]]]}`)
@@ -194,6 +223,8 @@ func TestSQLViewsPostgres(t *testing.T) {
 		refused(`SELECT orderid FROM `+lb(t, env)+`.orders`, "permission denied")
 		refused(`CREATE TABLE t (a int)`, "read-only transaction")
 		must(`SELECT count(*) FROM orders WHERE orderid = 'SECRET'`, "0")
+		// One session setting moves every view to the past.
+		must(`SET svc.point_time = '2000-01-01T00:00:00Z'; SELECT count(*) FROM orders o JOIN orders_lines l USING (entity_id)`, "SET\n0")
 		// Rotation: the old password stops working, HTTP keeps working.
 		var rotated storage.SQLLogin
 		env.call("A:admin", "POST", "/sql/credentials/rotate?schemaName=shop", nil).ok(t).decode(t, &rotated)
@@ -210,4 +241,10 @@ func lb(t *testing.T, env *sqlEnv) string {
 	var l storage.SQLLogin
 	env.call("B:admin", "GET", "/sql/credentials?schemaName=shop", nil).ok(t).decode(t, &l)
 	return l.Schema
+}
+
+type sqlschemaConfigForTest struct {
+	Tables []struct {
+		Hidden bool `json:"hidden"`
+	} `json:"tables"`
 }
