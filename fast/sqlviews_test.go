@@ -160,6 +160,12 @@ func TestSQLViewsPostgres(t *testing.T) {
 		if len(kept.Tables) != 5 {
 			t.Fatalf("hidden tables stay in the configuration: %d", len(kept.Tables))
 		}
+		// Deleting the schema drops its views and its role.
+		var l storage.SQLLogin
+		env.call("A:admin", "GET", "/sql/credentials?schemaName=slim", nil).ok(t).decode(t, &l)
+		env.call("A", "DELETE", "/sql/schema/?schemaName=slim", nil).ok(t)
+		wantRows(t, "dropped", env.query("A", "shop", `SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = '`+l.Schema+`') AS schemas, (SELECT count(*) FROM pg_roles WHERE rolname = '`+l.Role+`') AS roles`),
+			`{"schemas":0,"roles":0}`)
 	})
 
 	t.Run("mixed depth and 3-D", func(t *testing.T) {

@@ -213,9 +213,11 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	}
 	// One round trip opens the read-only transaction and applies the
 	// settings; both values are formatted here (a number, an RFC 3339
-	// instant), never taken from the request text.
+	// instant), never taken from the request text. JIT is off: the views'
+	// inlined extraction expressions made it compile for longer than the
+	// query ran (a GROUP BY over 100k root rows).
 	c.inTx = true
-	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SELECT set_config('svc.point_time', %s, true)",
+	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL jit = off; SELECT set_config('svc.point_time', %s, true)",
 		timeout.Milliseconds(), literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("postgres: begin SQL query: %w", err)
 	}

@@ -158,6 +158,7 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 	grants = append(grants,
 		"ALTER ROLE "+ident(role)+" SET search_path = "+ident(schema),
 		"ALTER ROLE "+ident(role)+" SET default_transaction_read_only = on",
+		"ALTER ROLE "+ident(role)+" SET jit = off", // see OpenSQL
 		fmt.Sprintf("ALTER ROLE %s SET statement_timeout = %d", ident(role), timeout.Milliseconds()),
 		"GRANT USAGE ON SCHEMA "+ident(schema)+" TO "+ident(role),
 		"GRANT SELECT ON ALL TABLES IN SCHEMA "+ident(schema)+" TO "+ident(role),
