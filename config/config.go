@@ -89,9 +89,11 @@ type Config struct {
 	PostgresMaxConnIdleTime        time.Duration
 	PostgresMigrateLockTimeout     time.Duration
 	PostgresSearchStatementTimeout time.Duration
-	PostgresStatementTimeout       time.Duration
-	SchemaExtendMaxRetries         int
-	SchemaSavepointInterval        int
+	// SQLQueryTimeout bounds SQL over saved SQL schemas (HTTP and logins).
+	SQLQueryTimeout          time.Duration
+	PostgresStatementTimeout time.Duration
+	SchemaExtendMaxRetries   int
+	SchemaSavepointInterval  int
 
 	// Authentication
 	IAMMode                       string

@@ -204,6 +204,7 @@ func Vars(c *Config) []Var {
 		dur(&c.PostgresMaxConnIdleTime, "SVC_POSTGRES_MAX_CONN_IDLE_TIME", "database", "5m", "idle time before a pooled connection closes"),
 		dur(&c.PostgresMigrateLockTimeout, "SVC_POSTGRES_MIGRATE_LOCK_TIMEOUT", "database", "5m", "lock wait during migration; 0 disables"),
 		dur(&c.PostgresSearchStatementTimeout, "SVC_POSTGRES_SEARCH_STATEMENT_TIMEOUT", "database", "30m", "async search scan ceiling; 0 disables"),
+		dur(&c.SQLQueryTimeout, "SVC_SQL_QUERY_TIMEOUT", "database", "30s", "statement timeout of POST /sql/query and of SQL schema login roles"),
 		dur(&c.PostgresStatementTimeout, "SVC_POSTGRES_STATEMENT_TIMEOUT", "database", "5m", "single statement maximum; 0 disables"),
 		num(&c.SchemaExtendMaxRetries, "SVC_SCHEMA_EXTEND_MAX_RETRIES", "database", "8", "retries on concurrent schema extension"),
 		num(&c.SchemaSavepointInterval, "SVC_SCHEMA_SAVEPOINT_INTERVAL", "database", "64", "rows per savepoint during schema extension"),

@@ -47,6 +47,8 @@ var codeStatus = map[string]int{
 	"PRECONDITION_REQUIRED":            428,
 	"SERVER_ERROR":                     500,
 	"NOT_IMPLEMENTED":                  501,
+	"NOT_IMPLEMENTED_BY_BACKEND":       501,
+	"SQL_NAME_CLASH":                   422,
 	"SEARCH_QUEUE_FULL":                503,
 	"SERVICE_UNAVAILABLE":              503,
 	"NO_COMPUTE_MEMBER_FOR_TAG":        503,

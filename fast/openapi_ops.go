@@ -645,9 +645,10 @@ func opDocTable() map[string]opDoc {
 			errs:   []errDoc{e(404, "Not found.")},
 		},
 		"saveSchema": {
+			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
-			ok:   okJSON("Its id.", uuidS("")),
-			errs: []errDoc{e(400, "BAD_REQUEST.")},
+			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
+			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404},
 		},
 		"deleteSchemaByName": {
 			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
@@ -655,26 +656,28 @@ func opDocTable() map[string]opDoc {
 			errs:   []errDoc{e(404, "Not found.")},
 		},
 		"genTables": {
-			ok: okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
+			ok:   okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
+			errs: []errDoc{eModel404},
 		},
 		"getSchemas": {
 			ok: okJSON("All schemas.", arr(ref("SqlSchema"), "")),
 		},
 		"putSchema": {
 			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(400, "BAD_REQUEST.")},
+			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
-			ok:   okJSON("The tables as stored.", arr(ref("SqlTable"), "")),
+			ok:   okJSON("The tables merged with the model's current shape (nothing is saved).", arr(ref("SqlTable"), "")),
+			errs: []errDoc{eModel404},
 		},
 		"getSchema": {
 			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(404, "Not found.")},
+			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
 		},
 		"deleteSchema": {
 			ok:   okJSON("Deleted.", Map{"type": "string"}),
-			errs: []errDoc{e(404, "Not found.")},
+			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
 		},
 
 		// Token endpoint: OAuth bodies, handled specially in tokenOperation.

@@ -9,12 +9,13 @@ package fast
 func extensionRoutes() []Route {
 	var rs []Route
 	rs = append(rs, ndjsonRoutes()...)
+	rs = append(rs, sqlExtensionRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return []map[string]opDoc{ndjsonDocs()}
+	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.

@@ -23,6 +23,7 @@ import (
 	"svc/iam/federation"
 	"svc/model"
 	"svc/search"
+	"svc/sqlschema"
 	"svc/storage"
 )
 
@@ -67,6 +68,9 @@ type Deps struct {
 	Search *search.Service
 	// Messages stores messages (/message/…); nil leaves them at 501.
 	Messages storage.Messages
+	// SQLSchema is the SQL Schema API (/sql/schema/…, /sql/query); nil
+	// leaves it at 501.
+	SQLSchema *sqlschema.Service
 }
 
 // Server is the main API listener plus the admin listener.

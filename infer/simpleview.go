@@ -39,8 +39,7 @@ type encoder struct {
 	arena   []byte
 	nodes   []encNode
 	entries []encEntry
-	key     []byte // the dotted key being built
-	path    []byte // the node path being built
+	walk    nodeWalk
 	order   []int32
 }
 
@@ -53,11 +52,6 @@ func (e *encoder) str(b []byte) span {
 }
 
 func (e *encoder) bytesOf(s span) []byte { return e.arena[s.lo:s.hi] }
-
-func (e *encoder) newNode(kind uint8) int32 {
-	e.nodes = append(e.nodes, encNode{path: e.str(e.path), kind: kind})
-	return int32(len(e.nodes) - 1)
-}
 
 func (e *encoder) entry(node int32, structural bool, key []byte, val span) {
 	e.entries = append(e.entries, encEntry{node: node, structural: structural, key: e.str(key), val: val})
@@ -90,9 +84,8 @@ func (m *Model) AppendSimpleView(dst []byte) []byte {
 		}
 	}()
 	e.arena, e.nodes, e.entries = e.arena[:0], e.nodes[:0], e.entries[:0]
-	e.key, e.path = e.key[:0], append(e.path[:0], '$')
-	root := e.newNode(nodeObject)
-	e.object(root, &m.root)
+	e.walk.v = e
+	e.walk.run(m)
 	return e.write(dst)
 }
 
@@ -111,72 +104,37 @@ func appendEnvelopeStart(dst []byte, locked bool) []byte {
 	return append(dst, `{"currentState":"UNLOCKED","model":`...)
 }
 
-// object adds the fields of o to node, their keys prefixed by e.key.
-func (e *encoder) object(node int32, o *objectShape) {
-	for _, s := range o.order {
-		keyLen := len(e.key)
-		e.key = append(e.key, '.')
-		e.key = append(e.key, s.name...)
-		if s.scalar != 0 && !(s.scalar == nullBit && (s.obj != nil || s.arr != nil)) {
-			e.entry(node, false, e.key, e.typeDesc(s.scalar))
-		}
-		if s.obj != nil {
-			e.object(node, s.obj)
-		}
-		if a := s.arr; a != nil {
-			k := len(e.key)
-			e.key = append(e.key, "[*]"...)
-			switch {
-			case !a.structured():
-				e.entry(node, false, e.key, e.arrayDesc(a))
-			case a.elemArr != nil:
-				e.entry(node, false, e.key, e.arrayElementDesc(a.width))
-			case a.hasConcrete(): // null elements next to containers are absorbed
-				e.entry(node, false, e.key, e.arrayDesc(a))
-			}
-			if a.structured() {
-				e.arena = append(e.arena, '#')
-				hk := e.str(e.key[:k])
-				hk.lo-- // include the '#'
-				e.entries = append(e.entries, encEntry{node: node, structural: true, key: hk, val: e.str(constObject)})
-				pathLen := len(e.path)
-				e.path = append(e.path, e.key...)
-				saved := e.key
-				e.key = e.key[len(e.key):] // element nodes start a fresh key
-				e.element(a)
-				e.key = saved
-				e.path = e.path[:pathLen]
-			}
-			e.key = e.key[:k]
-		}
-		e.key = e.key[:keyLen]
+// The encoder is the SIMPLE_VIEW visitor of the shared node walk.
+
+func (e *encoder) node(path []byte, kind uint8, arr *arrayShape) int32 {
+	e.nodes = append(e.nodes, encNode{path: e.str(path), kind: kind})
+	n := int32(len(e.nodes) - 1)
+	if kind != nodeObject {
+		e.nodes[n].arrDesc = e.detachedDesc(arr)
 	}
+	return n
 }
 
-// element writes the node at e.path describing the elements of a.
-func (e *encoder) element(a *arrayShape) {
-	switch {
-	case a.elemObj != nil && a.elemArr != nil:
-		n := e.newNode(nodeMixed)
-		e.elementObject(n, a.elemObj)
-		e.nodes[n].arrDesc = e.detachedDesc(a.elemArr)
-	case a.elemObj != nil:
-		n := e.newNode(nodeObject)
-		e.elementObject(n, a.elemObj)
-	default:
-		n := e.newNode(nodeArray)
-		e.nodes[n].arrDesc = e.detachedDesc(a.elemArr)
-	}
-	if inner := a.elemArr; inner != nil && inner.structured() {
-		pathLen := len(e.path)
-		e.path = append(e.path, "[*]"...)
-		e.element(inner)
-		e.path = e.path[:pathLen]
-	}
+func (e *encoder) scalar(node int32, key []byte, t TypeSet) {
+	e.entry(node, false, key, e.typeDesc(t))
 }
 
-func (e *encoder) elementObject(n int32, o *objectShape) {
-	e.object(n, o)
+func (e *encoder) primArray(node int32, key []byte, a *arrayShape) {
+	e.entry(node, false, key, e.arrayDesc(a))
+}
+
+func (e *encoder) arrayOfArrays(node int32, key []byte, a *arrayShape) {
+	e.entry(node, false, key, e.arrayElementDesc(a.width))
+}
+
+func (e *encoder) structural(node int32, field []byte) {
+	e.arena = append(e.arena, '#')
+	hk := e.str(field)
+	hk.lo-- // include the '#'
+	e.entries = append(e.entries, encEntry{node: node, structural: true, key: hk, val: e.str(constObject)})
+}
+
+func (e *encoder) elementMarker(n int32) {
 	e.arena = append(e.arena, '#')
 	e.entries = append(e.entries, encEntry{node: n, structural: true,
 		key: span{int32(len(e.arena) - 1), int32(len(e.arena))}, val: e.str(constArrayElement)})

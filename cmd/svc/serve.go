@@ -20,6 +20,7 @@ import (
 	"svc/model"
 	"svc/scheduler"
 	"svc/search"
+	"svc/sqlschema"
 	"svc/txtoken"
 	"svc/workflow"
 )
@@ -76,10 +77,11 @@ func serve() int {
 		Models:  st.Models,
 		Model:   modelSvc,
 
-		Entities: entitySvc,
-		Search:   searchSvc,
-		Messages: st.Messages,
-		Audit:    audit.New(st.Audits, st.Entities),
+		Entities:  entitySvc,
+		Search:    searchSvc,
+		Messages:  st.Messages,
+		Audit:     audit.New(st.Audits, st.Entities),
+		SQLSchema: sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

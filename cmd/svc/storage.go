@@ -26,6 +26,9 @@ type stores struct {
 	Search     storage.Searcher
 	SearchJobs storage.SearchJobs
 	Messages   storage.Messages
+	// SQLSchemas stores SQL schemas; SQLRunner queries their views.
+	SQLSchemas storage.SQLSchemas
+	SQLRunner  storage.SQLRunner
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -52,12 +55,15 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		}
 		iamStores := storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(),
 			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
+		sqlStore := db.SQLSchemas(cfg.SQLQueryTimeout)
 		return &stores{
-			Models:   db.Models(),
-			Entities: db.Entities(),
-			Audits:   db.Audits(),
-			Tasks:    db.Tasks(),
-			IAM:      iamStores,
+			SQLSchemas: sqlStore,
+			SQLRunner:  sqlStore,
+			Models:     db.Models(),
+			Entities:   db.Entities(),
+			Audits:     db.Audits(),
+			Tasks:      db.Tasks(),
+			IAM:        iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
 			SearchJobs: db.SearchJobs(),
@@ -71,7 +77,8 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		}, nil
 	case "memory":
 		ents := memory.NewEntities()
-		return &stores{Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
+		sqlStore := memory.NewSQLSchemas()
+		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)

@@ -32,6 +32,8 @@ type Options struct {
 type DB struct {
 	pool *pgxpool.Pool
 	opt  Options
+	// sqlRoles pools connections made as SQL schema roles (POST /sql/query).
+	sqlRoles rolePoolSet
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -73,7 +75,10 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 }
 
 // Close releases the pool.
-func (db *DB) Close() { db.pool.Close() }
+func (db *DB) Close() {
+	db.sqlRoles.closeAll()
+	db.pool.Close()
+}
 
 // Ping reports whether the database answers, for readiness.
 func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }

@@ -1,0 +1,293 @@
+package fast
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/valyala/fasthttp"
+
+	"svc/apierr"
+)
+
+// SQL access extensions (issue 17): POST {ctx}/sql/query runs one
+// read-only statement over a saved schema's views; the credentials
+// operations hand a tenant admin the schema's PostgreSQL login for psql
+// and BI tools.
+
+func sqlExtensionRoutes() []Route {
+	return []Route{
+		{"POST", "/sql/query", "sqlQuery", TagSQL, "Run a read-only SQL statement over a saved schema's views", Authenticated, nil},
+		{"GET", "/sql/credentials", "sqlCredentials", TagSQL, "PostgreSQL login of a saved schema's read-only role", Admin, nil},
+		{"POST", "/sql/credentials/rotate", "sqlCredentialsRotate", TagSQL, "Issue a new password for a saved schema's read-only role", Admin, nil},
+	}
+}
+
+func sqlExtensionDocs() map[string]opDoc {
+	name := queryReq("schemaName", "The saved SQL schema.", Map{"type": "string", "minLength": 1, "maxLength": 1024})
+	login := obj("A PostgreSQL login for psql and BI tools: connect to `database` as `role`; `search_path` is already `schema`.", Map{
+		"role": str(""), "password": str(""), "schema": str(""), "database": str(""),
+	}, "role", "password", "schema", "database")
+	pg501 := e(501, "NOT_IMPLEMENTED_BY_BACKEND: the memory backend has no SQL.")
+	return map[string]opDoc{
+		"sqlQuery": {
+			desc: "One SQL statement over the views of a saved SQL schema, run read-only as the schema's own PostgreSQL role " +
+				"(no access to base tables or other tenants) under SVC_SQL_QUERY_TIMEOUT. Rows stream as NDJSON, one JSON object per row " +
+				"keyed by column name; with `Accept: text/csv` as CSV with a header line. `pointTime` reads every view as of that instant. " +
+				"An error after the first rows were sent ends the stream with a line `{\"error\": …}` (CSV: a last line `# error: …`).",
+			body: jsonBody("The statement.", obj("", Map{
+				"schemaName": Map{"type": "string", "minLength": 1, "maxLength": 1024},
+				"sql":        str("One SQL statement (no parameters)."),
+				"pointTime":  Map{"type": "string", "format": "date-time", "description": "Read as of this instant."},
+			}, "schemaName", "sql"), true),
+			ok: Map{
+				"description": "Rows (application/x-ndjson, or text/csv).",
+				"content": Map{
+					"application/x-ndjson": Map{"schema": Map{"type": "object"}},
+					"text/csv":             Map{"schema": Map{"type": "string"}},
+				},
+			},
+			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."), pg501},
+		},
+		"sqlCredentials": {
+			desc:   "The login of the schema's read-only PostgreSQL role (a password is issued on first use). Tenant admins only.",
+			params: []Map{name},
+			ok:     okJSON("The login.", login),
+			errs:   []errDoc{e(404, "NOT_FOUND: no such schema."), pg501},
+		},
+		"sqlCredentialsRotate": {
+			desc:   "Issue a new password for the schema's read-only role; the old one stops working. Tenant admins only.",
+			params: []Map{name},
+			ok:     okJSON("The new login.", login),
+			errs:   []errDoc{e(404, "NOT_FOUND: no such schema."), pg501},
+		},
+	}
+}
+
+func init() { registerArea(sqlQueryHandlers) }
+
+func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	svc := s.deps.SQLSchema
+	if svc == nil {
+		return nil
+	}
+	creds := func(rotate bool) fasthttp.RequestHandler {
+		return func(ctx *fasthttp.RequestCtx) {
+			if !ctx.QueryArgs().Has("schemaName") {
+				s.writeError(ctx, apierr.New(apierr.BadRequest, "query parameter 'schemaName' is required", apierr.P("parameter", "schemaName")))
+				return
+			}
+			l, err := svc.Credentials(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("schemaName")), rotate)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			ctx.Response.Header.Set("Cache-Control", "no-store")
+			s.writeJSON(ctx, l)
+		}
+	}
+	return map[string]fasthttp.RequestHandler{
+		"sqlCredentials":       creds(false),
+		"sqlCredentialsRotate": creds(true),
+		"sqlQuery": func(ctx *fasthttp.RequestCtx) {
+			// The cursor outlives the handler (rows stream after it
+			// returns), so it gets its own context, bounded generously
+			// past the statement timeout.
+			qctx, cancel := context.WithTimeout(context.Background(), s.cfg.SQLQueryTimeout+time.Minute)
+			cur, err := svc.Query(qctx, PrincipalOf(ctx).TenantID, ctx.PostBody())
+			if err != nil {
+				cancel()
+				s.writeError(ctx, err)
+				return
+			}
+			asCSV := strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/csv")
+			if asCSV {
+				ctx.SetContentType("text/csv; charset=utf-8")
+			} else {
+				ctx.SetContentType("application/x-ndjson")
+			}
+			ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+				defer cancel()
+				defer cur.Close()
+				if asCSV {
+					writeCSVRows(w, cur.Columns(), cur.Next, svc.RowError)
+				} else {
+					writeNDJSONRows(w, cur.Columns(), cur.Next, svc.RowError)
+				}
+				_ = w.Flush()
+			})
+		},
+	}
+}
+
+func writeNDJSONRows(w *bufio.Writer, cols []string, next func() ([]any, error), mapErr func(error) error) {
+	keys := make([][]byte, len(cols))
+	for i, c := range cols {
+		keys[i], _ = json.Marshal(c)
+	}
+	for {
+		row, err := next()
+		if err != nil {
+			b, _ := json.Marshal(map[string]string{"error": errText(mapErr(err))})
+			w.Write(b)
+			w.WriteByte('\n')
+			return
+		}
+		if row == nil {
+			return
+		}
+		w.WriteByte('{')
+		for i, v := range row {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.Write(keys[i])
+			w.WriteByte(':')
+			b, err := json.Marshal(jsonValue(v))
+			if err != nil {
+				b, _ = json.Marshal(fmt.Sprint(v))
+			}
+			w.Write(b)
+		}
+		w.WriteString("}\n")
+	}
+}
+
+func writeCSVRows(w *bufio.Writer, cols []string, next func() ([]any, error), mapErr func(error) error) {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(cols)
+	rec := make([]string, len(cols))
+	for {
+		row, err := next()
+		if err != nil {
+			cw.Flush()
+			w.WriteString("# error: " + strings.ReplaceAll(errText(mapErr(err)), "\n", " ") + "\n")
+			return
+		}
+		if row == nil {
+			cw.Flush()
+			return
+		}
+		for i, v := range row {
+			rec[i] = csvValue(v)
+		}
+		_ = cw.Write(rec)
+	}
+}
+
+func errText(err error) string {
+	if e, ok := apierr.As(err); ok {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// jsonValue turns a driver value into its natural JSON form: uuids as
+// strings, numerics as exact JSON numbers, times as RFC 3339.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case [16]byte:
+		return formatUUID(x)
+	case pgtype.Numeric:
+		if !x.Valid {
+			return nil
+		}
+		if x.NaN || x.InfinityModifier != pgtype.Finite {
+			return csvValue(x)
+		}
+		return json.RawMessage(numericText(x))
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case pgtype.Time:
+		return csvValue(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case [16]byte:
+		return formatUUID(x)
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case pgtype.Numeric:
+		switch {
+		case !x.Valid:
+			return ""
+		case x.NaN:
+			return "NaN"
+		case x.InfinityModifier == pgtype.Infinity:
+			return "Infinity"
+		case x.InfinityModifier == pgtype.NegativeInfinity:
+			return "-Infinity"
+		}
+		return numericText(x)
+	case pgtype.Time:
+		if !x.Valid {
+			return ""
+		}
+		us := x.Microseconds
+		return fmt.Sprintf("%02d:%02d:%02d.%06d", us/3600e6, us/60e6%60, us/1e6%60, us%1e6)
+	case []byte:
+		return "\\x" + hex.EncodeToString(x)
+	case bool, int16, int32, int64, float32, float64:
+		return fmt.Sprint(x)
+	}
+	b, err := json.Marshal(jsonValue(v))
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// numericText prints a finite numeric exactly (Int × 10^Exp).
+func numericText(n pgtype.Numeric) string {
+	s := new(big.Int).Abs(n.Int).String()
+	neg := n.Int.Sign() < 0
+	if n.Exp >= 0 {
+		if n.Int.Sign() != 0 {
+			s += strings.Repeat("0", int(n.Exp))
+		}
+	} else {
+		k := int(-n.Exp)
+		if len(s) <= k {
+			s = strings.Repeat("0", k-len(s)+1) + s
+		}
+		s = s[:len(s)-k] + "." + s[len(s)-k:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func formatUUID(u [16]byte) string {
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], u[10:])
+	return string(b[:])
+}
