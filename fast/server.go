@@ -24,6 +24,7 @@ import (
 	"svc/model"
 	"svc/search"
 	"svc/storage"
+	"svc/streamdata"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a
@@ -67,6 +68,8 @@ type Deps struct {
 	Search *search.Service
 	// Messages stores messages (/message/…); nil leaves them at 501.
 	Messages storage.Messages
+	// StreamData is /platform-api/stream-data/…; nil leaves it at 501.
+	StreamData *streamdata.Service
 }
 
 // Server is the main API listener plus the admin listener.
