@@ -57,6 +57,10 @@ type StreamQuery struct {
 	After  *StreamMark
 	Skip   int
 	Limit  int
+	// Stream identifies the stream (tenant, definition, point in time):
+	// every page of one Stream reads the same snapshot, so an engine may
+	// keep the snapshot's order under it. "" when not a paged read.
+	Stream string
 	// Eq are equalities the condition already implies (string values at
 	// data paths, top-level AND); an engine may add them to reach a
 	// composite index. They never widen the selection.

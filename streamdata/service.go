@@ -21,6 +21,9 @@ const (
 	MaxPage     = 10000
 	// maxStreams bounds the bookmark cache (streams, not pages).
 	maxStreams = 4096
+	// maxSnapshots bounds the memory engine's cached stream orders (about
+	// 60 bytes per row each).
+	maxSnapshots = 16
 )
 
 // Deleter deletes entities one by one through the entity service's normal
@@ -63,7 +66,7 @@ func New(d Deps) *Service {
 	s := &Service{configs: d.Configs, indexes: d.Indexes, models: d.Models, planner: d.Planner, pager: d.Pager,
 		deleter: d.Deleter, explain: d.Explain, now: d.Now, marks: newMarks(maxStreams)}
 	if s.pager == nil {
-		s.pager = scanPager{d.Searcher}
+		s.pager = scanPager{s: d.Searcher, cache: &snapCache{m: map[string]*snapshot{}, max: maxSnapshots}}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -150,6 +153,7 @@ func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byt
 	q.Search.At = &at
 	k := markKey{tenant: tenant, def: sha256.Sum256(append(bytes.TrimSpace(r.Def), []byte(strconv.Itoa(p.Model.Version))...)), at: pt}
 	q.After, q.Skip = s.marks.lookup(k, start)
+	q.Stream = string(k.def[:]) + tenant + "\x00" + strconv.FormatInt(pt, 10)
 
 	b := append(dst, `{"pointTime":`...)
 	b = strconv.AppendInt(b, pt, 10)

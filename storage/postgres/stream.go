@@ -117,7 +117,9 @@ func streamSQL(q *storage.StreamQuery, after *storage.StreamMark, limit, offset 
 		if after != nil {
 			args = append(args, after.Text, uuid.UUID(after.ID))
 			v, id := "$"+strconv.Itoa(len(args)-1)+cast, "$"+strconv.Itoa(len(args))+"::uuid"
-			sb.WriteString(" AND (" + rv + cmp + v + " OR (" + rv + " = " + v + " AND " + x + "id" + cmp + id + "))")
+			// A row comparison, so the btree serving the order starts at the
+			// bookmark instead of filtering from the first row.
+			sb.WriteString(" AND (" + rv + ", " + x + "id)" + cmp + "(" + v + ", " + id + ")")
 		}
 		sb.WriteString(" ORDER BY " + rv + dir + ", " + x + "id" + dir)
 		if limit > 0 {
