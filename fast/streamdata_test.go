@@ -510,6 +510,15 @@ func TestStreamDataIndexesAndPlan(t *testing.T) {
 			if len(list) != 2 {
 				t.Fatalf("after drop %v", list)
 			}
+			// A range-only index (no equality columns) serves SIMPLE leaves.
+			e.call("t1", "POST", "/platform-api/stream-data/index",
+				[]byte(`{"entityClass":"sd.1","name":"byN","rangeColPath":"$.n"}`)).ok(t).decode(t, &created)
+			e.call("t1", "POST", "/platform-api/stream-data/query-plan", body).ok(t).decode(t, &plan)
+			if o := plan["optimized"].(map[string]any); o["type"] != "SIMPLE" || o["indexId"] != created["indexId"] {
+				t.Fatalf("plan with a range index: %v", o)
+			}
+			e.call("t1", "POST", "/platform-api/stream-data/index",
+				[]byte(`{"entityClass":"sd.1","name":"bad","rangeColPath":"$.tags[*]"}`)).problem(t, 400, "INVALID_FIELD_PATH")
 		})
 	}
 }

@@ -35,3 +35,10 @@ CREATE TABLE sd_indexes (
 -- The built-in creationDate range index of stream reads (the UI's default
 -- range field): keyset pages over the current rows walk it in order.
 CREATE INDEX entities_model_created ON entities (tenant, model_name, model_version, created_ns, id) WHERE NOT deleted;
+
+-- Stream pages read the snapshot of a pointTime as the current rows
+-- unchanged since then plus the history of the rows changed since; this
+-- finds the latter without walking the model. BRIN: a write appends its
+-- new row version at the end of the heap, so updated_ns follows the
+-- physical order, and a BRIN entry costs ingest next to nothing.
+CREATE INDEX entities_updated_brin ON entities USING brin (updated_ns) WITH (autosummarize = on);

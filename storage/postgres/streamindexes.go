@@ -46,6 +46,10 @@ func indexDDL(ix *storage.StreamIndex) (string, error) {
 
 func (s *StreamIndexes) CreateStreamIndex(ctx context.Context, ix *storage.StreamIndex) error {
 	ix.PgIndex = "sdix_" + hex.EncodeToString(ix.ID[:])
+	eq := ix.EqPaths
+	if eq == nil {
+		eq = []string{} // a range-only index
+	}
 	ddl, err := indexDDL(ix)
 	if err != nil {
 		return err
@@ -57,7 +61,7 @@ func (s *StreamIndexes) CreateStreamIndex(ctx context.Context, ix *storage.Strea
 	defer c.Release()
 	_, err = c.Exec(ctx, `INSERT INTO sd_indexes (tenant, id, model_name, model_version, name, range_path, eq_paths, pg_index, created_ns)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ix.Tenant, ix.ID, ix.Model.Name, ix.Model.Version, ix.Name, ix.RangePath,
-		ix.EqPaths, ix.PgIndex, ix.CreatedAt.UnixNano())
+		eq, ix.PgIndex, ix.CreatedAt.UnixNano())
 	if err != nil {
 		if errors.Is(mapErr(err), storage.ErrExists) {
 			return storage.ErrExists
