@@ -10,12 +10,13 @@ func extensionRoutes() []Route {
 	var rs []Route
 	rs = append(rs, ndjsonRoutes()...)
 	rs = append(rs, sqlExtensionRoutes()...)
+	rs = append(rs, streamDataExtRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs()}
+	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.

@@ -25,6 +25,7 @@ import (
 	"svc/search"
 	"svc/sqlschema"
 	"svc/storage"
+	"svc/streamdata"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a
@@ -71,6 +72,8 @@ type Deps struct {
 	// SQLSchema is the SQL Schema API (/sql/schema/…, /sql/query); nil
 	// leaves it at 501.
 	SQLSchema *sqlschema.Service
+	// StreamData is /platform-api/stream-data/…; nil leaves it at 501.
+	StreamData *streamdata.Service
 }
 
 // Server is the main API listener plus the admin listener.

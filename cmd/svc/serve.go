@@ -21,6 +21,7 @@ import (
 	"svc/scheduler"
 	"svc/search"
 	"svc/sqlschema"
+	"svc/streamdata"
 	"svc/txtoken"
 	"svc/workflow"
 )
@@ -85,6 +86,11 @@ func serve() int {
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
+	}
+	if st.StreamConfigs != nil {
+		deps.StreamData = streamdata.New(streamdata.Deps{Configs: st.StreamConfigs, Indexes: st.StreamIndexes,
+			Models: st.Models, Planner: searchSvc, Searcher: st.Search, Pager: st.StreamPager, Deleter: entitySvc,
+			Explain: st.StreamExplain})
 	}
 	var jwt *jwtMode
 	if cfg.IAMMode == "jwt" {

@@ -8,6 +8,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/postgres"
+	"svc/streamdata"
 )
 
 // stores are the storage engines the service runs on, chosen by
@@ -29,6 +30,13 @@ type stores struct {
 	// SQLSchemas stores SQL schemas; SQLRunner queries their views.
 	SQLSchemas storage.SQLSchemas
 	SQLRunner  storage.SQLRunner
+	// StreamConfigs and StreamIndexes serve /platform-api/stream-data;
+	// StreamPager and StreamExplain are the engine's keyset pages and
+	// plans (nil on memory: pages are cut from a sorted scan).
+	StreamConfigs storage.StreamConfigs
+	StreamIndexes storage.StreamIndexes
+	StreamPager   storage.StreamPager
+	StreamExplain streamdata.Explainer
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	Close func()
@@ -68,6 +76,11 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
 			SearchJobs: db.SearchJobs(),
 			Messages:   db.Messages(),
+
+			StreamConfigs: db.StreamConfigs(),
+			StreamIndexes: db.StreamIndexes(),
+			StreamPager:   db.Search(cfg.PostgresSearchStatementTimeout),
+			StreamExplain: db.Search(cfg.PostgresSearchStatementTimeout),
 			Ready: func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
@@ -79,7 +92,8 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		ents := memory.NewEntities()
 		sqlStore := memory.NewSQLSchemas()
 		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
-			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages()}, nil
+			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages(),
+			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
 }

@@ -1,0 +1,191 @@
+package fast
+
+import (
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"svc/apierr"
+	"svc/streamdata"
+)
+
+func init() { registerArea(streamDataHandlers) }
+
+// streamDataHandlers serves /platform-api/stream-data/… when a stream-data
+// service is configured.
+func streamDataHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	svc := s.deps.StreamData
+	if svc == nil {
+		return nil
+	}
+	h := &streamDataAPI{s: s, svc: svc}
+	return map[string]fasthttp.RequestHandler{
+		"getStreamDataConfig":    h.getConfig,
+		"updateStreamDataConfig": h.updateConfig,
+		"saveStreamDataConfig":   h.saveConfig,
+		"deleteStreamDataConfig": h.deleteConfig,
+		"getAllConfigs":          h.listConfigs,
+		"delete":                 h.deleteData,
+		"exportAll_1":            h.exportAll,
+		"exportAll":              h.exportByClass,
+		"exportByIds":            h.exportByIDs,
+		"getStreamData":          h.get,
+		"importContainer":        h.importContainer,
+		"getIndexs":              h.indexList,
+		"getQueryPlan":           h.queryPlan,
+	}
+}
+
+type streamDataAPI struct {
+	s   *Server
+	svc *streamdata.Service
+}
+
+// halJSON is the media type the contract declares for these operations.
+const halJSON = "application/hal+json"
+
+func streamPrincipal(ctx *fasthttp.RequestCtx) streamdata.Principal {
+	p := PrincipalOf(ctx)
+	user := p.UserName
+	if user == "" {
+		user = p.UserID
+	}
+	return streamdata.Principal{Tenant: p.TenantID, User: user}
+}
+
+func (h *streamDataAPI) reply(ctx *fasthttp.RequestCtx, b []byte, err error) {
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	ctx.SetContentType(halJSON)
+	ctx.SetBody(b)
+}
+
+func (h *streamDataAPI) empty(ctx *fasthttp.RequestCtx, err error) {
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+}
+
+func (h *streamDataAPI) getConfig(ctx *fasthttp.RequestCtx) {
+	b, err := h.svc.GetConfig(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId")))
+	h.reply(ctx, b, err)
+}
+
+func (h *streamDataAPI) saveConfig(ctx *fasthttp.RequestCtx) {
+	id, err := h.svc.SaveConfig(ctx, streamPrincipal(ctx), ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, appendUUID(nil, id), nil)
+}
+
+func (h *streamDataAPI) updateConfig(ctx *fasthttp.RequestCtx) {
+	h.empty(ctx, h.svc.UpdateConfig(ctx, streamPrincipal(ctx), ctx.PostBody(), string(ctx.QueryArgs().Peek("configId"))))
+}
+
+func (h *streamDataAPI) deleteConfig(ctx *fasthttp.RequestCtx) {
+	h.empty(ctx, h.svc.DeleteConfig(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId"))))
+}
+
+func (h *streamDataAPI) listConfigs(ctx *fasthttp.RequestCtx) {
+	b, err := h.svc.ListConfigs(ctx, PrincipalOf(ctx).TenantID)
+	h.reply(ctx, b, err)
+}
+
+func (h *streamDataAPI) exportAll(ctx *fasthttp.RequestCtx) {
+	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{})
+	h.reply(ctx, b, err)
+}
+
+func (h *streamDataAPI) exportByClass(ctx *fasthttp.RequestCtx) {
+	class := string(ctx.QueryArgs().Peek("entityClass"))
+	if class == "" {
+		h.s.writeError(ctx, missingParam("entityClass"))
+		return
+	}
+	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{Class: class})
+	h.reply(ctx, b, err)
+}
+
+// exportByIDs takes includeIds repeated and comma-joined (the UI sends
+// one comma-joined value).
+func (h *streamDataAPI) exportByIDs(ctx *fasthttp.RequestCtx) {
+	ids := []string{}
+	for _, v := range ctx.QueryArgs().PeekMulti("includeIds") {
+		for _, id := range strings.Split(string(v), ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		h.s.writeError(ctx, missingParam("includeIds"))
+		return
+	}
+	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{IDs: ids})
+	h.reply(ctx, b, err)
+}
+
+func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
+	fail := false
+	if v := ctx.QueryArgs().Peek("failOnExists"); v != nil {
+		switch strings.ToLower(string(v)) {
+		case "true":
+			fail = true
+		case "false", "":
+		default:
+			h.s.writeError(ctx, badParam("failOnExists", string(v)))
+			return
+		}
+	}
+	h.empty(ctx, h.svc.ImportConfigs(ctx, streamPrincipal(ctx), ctx.PostBody(), fail))
+}
+
+func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
+	bp := entityBufs.Get().(*[]byte)
+	b, err := h.svc.Get(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody(), (*bp)[:0])
+	if err != nil {
+		entityBufs.Put(bp)
+		h.s.writeError(ctx, err)
+		return
+	}
+	ctx.SetContentType(halJSON)
+	ctx.SetBody(b)
+	if cap(b) <= maxPooledEntityBuf {
+		*bp = b
+		entityBufs.Put(bp)
+	}
+}
+
+func (h *streamDataAPI) deleteData(ctx *fasthttp.RequestCtx) {
+	res, err := h.svc.Delete(ctx, streamPrincipal(ctx), ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, res.Append(nil), nil)
+}
+
+func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {
+	class := string(ctx.QueryArgs().Peek("entityClass"))
+	if class == "" {
+		h.s.writeError(ctx, missingParam("entityClass"))
+		return
+	}
+	b, err := h.svc.IndexList(ctx, PrincipalOf(ctx).TenantID, class)
+	h.reply(ctx, b, err)
+}
+
+func (h *streamDataAPI) queryPlan(ctx *fasthttp.RequestCtx) {
+	b, err := h.svc.QueryPlan(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody())
+	h.reply(ctx, b, err)
+}
+
+func missingParam(name string) error {
+	return apierr.New(apierr.BadRequest, "required parameter '"+name+"' is missing", apierr.P("parameter", name))
+}

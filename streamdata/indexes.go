@@ -1,0 +1,206 @@
+package streamdata
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"svc/apierr"
+	"svc/storage"
+)
+
+// index is one index a stream read can use: a built-in on a lifecycle
+// column or a user composite index.
+type index struct {
+	id        [16]byte
+	name      string
+	rangePath string
+	eqPaths   []string
+	created   time.Time
+	ready     bool
+	persisted bool
+}
+
+// builtinRanges are the lifecycle fields the engines index for every
+// model (PostgreSQL: entities_model_created and entities_model_state,
+// migrations 0002 and 0018).
+var builtinRanges = []string{"creationDate", "state"}
+
+func builtinID(key storage.ModelKey, field string) [16]byte {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("svc:stream-index:"+key.Name+"."+strconv.Itoa(key.Version)+":"+field))
+}
+
+// indexesOf lists the indexes of a model: built-ins first, then the user
+// composite indexes in creation order.
+func (s *Service) indexesOf(ctx context.Context, tenant string, key storage.ModelKey) ([]index, error) {
+	var out []index
+	for _, f := range builtinRanges {
+		out = append(out, index{id: builtinID(key, f), name: "builtin_" + f, rangePath: f, ready: true})
+	}
+	if s.indexes == nil {
+		return out, nil
+	}
+	ixs, err := s.indexes.ListStreamIndexes(ctx, tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	for _, ix := range ixs {
+		out = append(out, index{id: ix.ID, name: ix.Name, rangePath: ix.RangePath, eqPaths: ix.EqPaths,
+			created: ix.CreatedAt, ready: ix.Ready, persisted: true})
+	}
+	return out, nil
+}
+
+func appendLeafCol(b []byte, path string) []byte {
+	b = append(b, `{"columnName":`...)
+	name := path
+	if i := strings.LastIndexAny(path, ".]"); i >= 0 && i+1 < len(path) {
+		name = path[i+1:]
+	}
+	b = appendValue(b, name)
+	b = append(b, `,"columnPath":`...)
+	b = appendValue(b, path)
+	return append(b, `,"type":"LEAF","decision":"FULL_ACCESS"}`...)
+}
+
+// IndexList renders the IndexConfigurationDto array of a model.
+func (s *Service) IndexList(ctx context.Context, tenant, class string) ([]byte, error) {
+	key, err := resolveModel(ctx, s.models, tenant, class)
+	if err != nil {
+		return nil, err
+	}
+	ixs, err := s.indexesOf(ctx, tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	b := []byte{'['}
+	for i, ix := range ixs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"indexId":"`...)
+		b = append(b, uuid.UUID(ix.id).String()...)
+		b = append(b, `","indexName":`...)
+		b = appendValue(b, ix.name)
+		b = append(b, `,"rangeField":`...)
+		b = appendLeafCol(b, ix.rangePath)
+		b = append(b, `,"noneRangeFields":[`...)
+		for j, p := range ix.eqPaths {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendLeafCol(b, p)
+		}
+		b = append(b, `],"createDate":`...)
+		if ix.created.IsZero() {
+			b = append(b, "null"...)
+		} else {
+			b = appendValue(b, ix.created.UTC().Format(timeLayout))
+		}
+		b = append(b, `,"readyForQuerying":`...)
+		b = strconv.AppendBool(b, ix.ready)
+		b = append(b, `,"returnsList":false,"persisted":`...)
+		b = strconv.AppendBool(b, ix.persisted)
+		b = append(b, `,"decision":"FULL_ACCESS"}`...)
+	}
+	return append(b, ']'), nil
+}
+
+// IndexSpec is the body of the composite-index extension.
+type IndexSpec struct {
+	EntityClass string   `json:"entityClass"`
+	Name        string   `json:"name"`
+	RangeColumn string   `json:"rangeColPath"`
+	Columns     []string `json:"columns"`
+}
+
+// normPath resolves an index field to the path language of definitions;
+// array paths are refused (returnsList is always false).
+func normPath(p string) (string, error) {
+	r, err := resolvePath(p, 1)
+	if err != nil {
+		return "", err
+	}
+	if r.many() {
+		return "", badPath(p, "an index field must hold one value per entity, and this path crosses an array")
+	}
+	if r.meta != "" {
+		return r.meta, nil
+	}
+	return r.path, nil
+}
+
+// CreateIndex creates a user composite index (built before it returns).
+func (s *Service) CreateIndex(ctx context.Context, tenant string, spec *IndexSpec) (*storage.StreamIndex, error) {
+	if s.indexes == nil {
+		return nil, apierr.New("NOT_IMPLEMENTED", "composite indexes are not available on this engine")
+	}
+	key, err := resolveModel(ctx, s.models, tenant, spec.EntityClass)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Name == "" || len(spec.Name) > 200 {
+		return nil, apierr.New(apierr.BadRequest, "index name must be 1–200 characters", apierr.P("field", "name"))
+	}
+	if spec.RangeColumn == "" {
+		return nil, apierr.New(apierr.BadRequest, "rangeColPath is missing", apierr.P("field", "rangeColPath"))
+	}
+	if len(spec.Columns) > 8 {
+		return nil, apierr.New(apierr.BadRequest, "at most 8 non-range columns", apierr.P("field", "columns"))
+	}
+	ix := &storage.StreamIndex{Tenant: tenant, Model: key, Name: spec.Name, CreatedAt: s.now().UTC()}
+	if ix.RangePath, err = normPath(spec.RangeColumn); err != nil {
+		return nil, err
+	}
+	rr, _ := resolvePath(spec.RangeColumn, 1)
+	sortSpec, err := rangeSort(rr, false)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.planner.Plan(ctx, tenant, key, []byte(`{"type":"group","operator":"AND","conditions":[]}`), []string{sortSpec})
+	if err != nil {
+		return nil, err
+	}
+	ix.Range = q.Sort[0]
+	for _, c := range spec.Columns {
+		p, err := normPath(c)
+		if err != nil {
+			return nil, err
+		}
+		if p == "creationDate" || p == "lastUpdateTime" {
+			return nil, badPath(c, "a date is a range field, not an equality field")
+		}
+		ix.EqPaths = append(ix.EqPaths, p)
+	}
+	if ix.ID, err = uuid.NewUUID(); err != nil {
+		return nil, err
+	}
+	if err := s.indexes.CreateStreamIndex(ctx, ix); err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return nil, apierr.New(apierr.Conflict, "an index named "+strconv.Quote(spec.Name)+" exists for this model",
+				apierr.P("name", spec.Name))
+		}
+		return nil, err
+	}
+	return ix, nil
+}
+
+// DropIndex drops a user composite index.
+func (s *Service) DropIndex(ctx context.Context, tenant, rawID string) error {
+	if s.indexes == nil {
+		return apierr.New("NOT_IMPLEMENTED", "composite indexes are not available on this engine")
+	}
+	id, err := parseID(rawID, "indexId")
+	if err != nil {
+		return err
+	}
+	err = s.indexes.DropStreamIndex(ctx, tenant, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return apierr.New(apierr.NotFound, "index "+rawID+" not found", apierr.P("indexId", rawID))
+	}
+	return err
+}

@@ -1,0 +1,370 @@
+package streamdata
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	"github.com/google/uuid"
+
+	"svc/storage"
+)
+
+// pnode is one "keys node" of a query plan (§4.3, §5.6).
+type pnode struct {
+	Type        string   `json:"type"`
+	Operator    string   `json:"operator,omitempty"`
+	Conditions  []string `json:"conditions,omitempty"`
+	IndexID     string   `json:"indexId,omitempty"`
+	IndexValues string   `json:"indexValuesJson,omitempty"`
+	Children    []*pnode `json:"children,omitempty"`
+}
+
+// pleaf is a condition leaf with its field resolved.
+type pleaf struct {
+	field string // lifecycle name or $.path
+	op    string
+	value string // operand as JSON text
+	text  string
+}
+
+// queryable operators can be served by an ordered index.
+var queryable = map[string]bool{"EQUALS": true, "GREATER_THAN": true, "LESS_THAN": true, "GREATER_OR_EQUAL": true,
+	"LESS_OR_EQUAL": true, "BETWEEN_EXCLUSIVE": true, "BETWEEN_INCLUSIVE": true, "LIKE": true, "STARTS_WITH": true}
+
+type planner struct {
+	c   *compiler
+	ixs []index
+}
+
+func (p *planner) leaf(l *Leaf) (*pleaf, error) {
+	refs, alias, err := p.c.field(l)
+	if err != nil {
+		return nil, err
+	}
+	pl := &pleaf{op: l.Op}
+	if alias != nil || len(refs) != 1 {
+		pl.field = l.Field
+	} else if refs[0].meta != "" {
+		pl.field = refs[0].meta
+	} else {
+		pl.field = refs[0].path
+	}
+	switch {
+	case strings.HasPrefix(l.Op, "BETWEEN"):
+		pl.value = "[" + string(operand(l.From, l.Type, false)) + "," + string(operand(l.To, l.Type, false)) + "]"
+	case l.Op == "IS_NULL" || l.Op == "NOT_NULL":
+	default:
+		pl.value = string(operand(l.Value, l.Type, false))
+	}
+	pl.text = strings.TrimSpace(pl.field + " " + l.Op + " " + pl.value)
+	if alias != nil {
+		return pl, nil // an alias is a residual: it is several paths
+	}
+	return pl, nil
+}
+
+// servedBy names a ready index whose range field is f and has no
+// equality fields.
+func (p *planner) simpleIndex(f string) *index {
+	for i := range p.ixs {
+		ix := &p.ixs[i]
+		if ix.ready && ix.rangePath == f && len(ix.eqPaths) == 0 {
+			return ix
+		}
+	}
+	return nil
+}
+
+// original mirrors the condition as written: a leaf is SIMPLE when an index
+// can serve it, CONSTRAINT otherwise.
+func (p *planner) original(n *Node) (*pnode, error) {
+	if n == nil {
+		return &pnode{Type: "ALL"}, nil
+	}
+	if n.Raw != nil {
+		return &pnode{Type: "CONSTRAINT", Conditions: []string{string(n.Raw)}}, nil
+	}
+	if n.Leaf != nil {
+		l, err := p.leaf(n.Leaf)
+		if err != nil {
+			return nil, err
+		}
+		t := "CONSTRAINT"
+		if queryable[l.op] && (l.field == "id" && l.op == "EQUALS" || p.simpleIndex(l.field) != nil) {
+			t = "SIMPLE"
+		}
+		return &pnode{Type: t, Conditions: []string{l.text}}, nil
+	}
+	g := &pnode{Type: "CONSTRAINT", Operator: n.Group}
+	for _, ch := range n.Children {
+		c, err := p.original(ch)
+		if err != nil {
+			return nil, err
+		}
+		g.Children = append(g.Children, c)
+	}
+	if len(g.Children) == 0 {
+		return &pnode{Type: "ALL"}, nil
+	}
+	return g, nil
+}
+
+// flatten collects the leaves of nested AND groups; ok is false when the
+// tree holds anything else (OR, NOT, array conditions).
+func flatten(n *Node, out *[]*Leaf) bool {
+	switch {
+	case n == nil:
+		return true
+	case n.Leaf != nil:
+		*out = append(*out, n.Leaf)
+		return true
+	case n.Raw != nil:
+		return false
+	case n.Group == "AND":
+		for _, ch := range n.Children {
+			if !flatten(ch, out) {
+				return false
+			}
+		}
+		return true
+	}
+	return len(n.Children) == 0
+}
+
+// optimized rewrites the condition: flatten AND groups, detect equality
+// contradictions (EMPTY), id equality (SINGLE), a composite index whose
+// equality fields are all pinned (COMPOSITE), other index-served leaves
+// (SIMPLE), residuals (CONSTRAINT), and ALL when nothing narrows the scan.
+func (p *planner) optimized(n *Node) (*pnode, error) {
+	var raw []*Leaf
+	if !flatten(n, &raw) {
+		// OR, NOT and array conditions are evaluated on every candidate.
+		o, err := p.original(n)
+		if err != nil {
+			return nil, err
+		}
+		return &pnode{Type: "ALL", Children: []*pnode{constraintOf(o)}}, nil
+	}
+	leaves := make([]*pleaf, 0, len(raw))
+	eq := map[string]string{}
+	for _, l := range raw {
+		pl, err := p.leaf(l)
+		if err != nil {
+			return nil, err
+		}
+		if pl.op == "EQUALS" {
+			if v, ok := eq[pl.field]; ok && v != pl.value {
+				return &pnode{Type: "EMPTY", Conditions: []string{pl.text}}, nil
+			}
+			eq[pl.field] = pl.value
+		}
+		leaves = append(leaves, pl)
+	}
+	used := make([]bool, len(leaves))
+	var drive *pnode
+	for i, l := range leaves {
+		if l.field == "id" && l.op == "EQUALS" {
+			drive, used[i] = &pnode{Type: "SINGLE", Conditions: []string{l.text}}, true
+			break
+		}
+	}
+	if drive == nil {
+		drive = p.composite(leaves, used)
+	}
+	if drive == nil {
+		for i, l := range leaves {
+			if queryable[l.op] && p.simpleIndex(l.field) != nil {
+				ix := p.simpleIndex(l.field)
+				drive = &pnode{Type: "SIMPLE", Conditions: []string{l.text}, IndexID: uuid.UUID(ix.id).String()}
+				used[i] = true
+				break
+			}
+		}
+	}
+	if drive == nil {
+		drive = &pnode{Type: "ALL"}
+	}
+	for i, l := range leaves {
+		if !used[i] {
+			drive.Children = append(drive.Children, &pnode{Type: "CONSTRAINT", Conditions: []string{l.text}})
+		}
+	}
+	return drive, nil
+}
+
+func constraintOf(o *pnode) *pnode {
+	o.Type = "CONSTRAINT"
+	for _, ch := range o.Children {
+		constraintOf(ch)
+	}
+	return o
+}
+
+// composite picks the ready user index with the most equality fields all
+// pinned by EQUALS leaves.
+func (p *planner) composite(leaves []*pleaf, used []bool) *pnode {
+	var best *index
+	for i := range p.ixs {
+		ix := &p.ixs[i]
+		if !ix.ready || len(ix.eqPaths) == 0 || (best != nil && len(best.eqPaths) >= len(ix.eqPaths)) {
+			continue
+		}
+		all := true
+		for _, f := range ix.eqPaths {
+			found := false
+			for _, l := range leaves {
+				if l.field == f && l.op == "EQUALS" {
+					found = true
+				}
+			}
+			all = all && found
+		}
+		if all {
+			best = ix
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	n := &pnode{Type: "COMPOSITE", IndexID: uuid.UUID(best.id).String()}
+	vals := make([]json.RawMessage, 0, len(best.eqPaths))
+	for _, f := range best.eqPaths {
+		for i, l := range leaves {
+			if l.field == f && l.op == "EQUALS" && !used[i] {
+				used[i] = true
+				n.Conditions = append(n.Conditions, l.text)
+				vals = append(vals, json.RawMessage(l.value))
+				break
+			}
+		}
+	}
+	for i, l := range leaves {
+		if !used[i] && l.field == best.rangePath && queryable[l.op] {
+			used[i] = true
+			n.Conditions = append(n.Conditions, l.text)
+		}
+	}
+	vj, _ := json.Marshal(vals)
+	n.IndexValues = string(vj)
+	return n
+}
+
+// planRequest is a QueryPlanRequest; the UI also sends entityClass.
+type planRequest struct {
+	Condition   json.RawMessage `json:"condition"`
+	EntityClass string          `json:"entityClass"`
+	AliasDefs   json.RawMessage `json:"aliasDefs"`
+	Def         json.RawMessage `json:"sdDef"`
+}
+
+// QueryPlan renders {original, optimized} for a condition over a model,
+// plus (svc extension) pgExplain, the PostgreSQL plan of the first page's
+// statement, and indexesUsed, the indexes that plan reads.
+func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]byte, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, badDef("the body must be a QueryPlanRequest object")
+	}
+	var r planRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, badDef("the request does not parse: " + err.Error())
+	}
+	var d *Def
+	var err error
+	if len(r.Def) > 0 {
+		if d, err = ParseDef(r.Def); err != nil {
+			return nil, err
+		}
+	} else {
+		// Build a definition from the pieces: one object so ParseDef reads
+		// condition and aliases as it does everywhere.
+		var obj []byte
+		obj = append(obj, `{"requestClass":`...)
+		obj = appendValue(obj, r.EntityClass)
+		if len(r.Condition) > 0 {
+			obj = append(append(obj, `,"condition":`...), r.Condition...)
+		}
+		if len(r.AliasDefs) > 0 {
+			obj = append(append(obj, `,"aliasDefs":`...), r.AliasDefs...)
+		}
+		obj = append(obj, '}')
+		if d, err = ParseDef(obj); err != nil {
+			return nil, err
+		}
+	}
+	if r.EntityClass != "" {
+		d.RequestClass = r.EntityClass
+	}
+	pl, err := Compile(ctx, s.models, s.planner, tenant, d)
+	if err != nil {
+		return nil, err
+	}
+	ixs, err := s.indexesOf(ctx, tenant, pl.Model)
+	if err != nil {
+		return nil, err
+	}
+	pp := &planner{c: &compiler{d: d}, ixs: ixs}
+	cond := d.Cond
+	if d.Range != nil {
+		cond = &Node{Group: "AND", Children: []*Node{d.Range}}
+		if d.Cond != nil {
+			cond.Children = append(cond.Children, d.Cond)
+		}
+	}
+	orig, err := pp.original(cond)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := pp.optimized(cond)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"original": orig, "optimized": opt}
+	if s.explain != nil {
+		q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Limit: DefaultPage, Eq: pl.eq}
+		at := s.now()
+		q.Search.At = &at
+		plan, sql, err := s.explain.ExplainStream(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out["pgExplain"] = plan
+		out["pgSql"] = sql
+		out["indexesUsed"] = indexNames(plan)
+	}
+	return json.Marshal(out)
+}
+
+// indexNames lists the "Index Name" members of an EXPLAIN (FORMAT JSON)
+// document, once each.
+func indexNames(plan json.RawMessage) []string {
+	var v any
+	if json.Unmarshal(plan, &v) != nil {
+		return []string{}
+	}
+	seen := map[string]bool{}
+	out := []string{}
+	var walk func(any)
+	walk = func(x any) {
+		switch y := x.(type) {
+		case map[string]any:
+			for k, v := range y {
+				if k == "Index Name" {
+					if s, ok := v.(string); ok && !seen[s] {
+						seen[s] = true
+						out = append(out, s)
+					}
+				}
+				walk(v)
+			}
+		case []any:
+			for _, v := range y {
+				walk(v)
+			}
+		}
+	}
+	walk(v)
+	return out
+}

@@ -1,0 +1,245 @@
+package streamdata
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"strconv"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/google/uuid"
+
+	"svc/apierr"
+	"svc/storage"
+)
+
+// Paging limits (§5.5): length ≤ 0 means DefaultPage; larger than MaxPage
+// is clamped.
+const (
+	DefaultPage = 100
+	MaxPage     = 10000
+	// maxStreams bounds the bookmark cache (streams, not pages).
+	maxStreams = 4096
+	// maxSnapshots bounds the memory engine's cached stream orders (about
+	// 60 bytes per row each).
+	maxSnapshots = 16
+)
+
+// Deleter deletes entities one by one through the entity service's normal
+// delete path (revision tombstone, audit event, transaction); a failure
+// is reported per id. entity.Service implements it.
+type Deleter interface {
+	DeleteEach(ctx context.Context, tenant, user string, ids [][16]byte) (removed int64, failed map[[16]byte]string)
+}
+
+// Deps are what the service runs on. Pager is optional: without it pages
+// are cut from a sorted search of the snapshot (the memory engine).
+type Deps struct {
+	Configs  storage.StreamConfigs
+	Indexes  storage.StreamIndexes
+	Models   storage.Models
+	Planner  Planner
+	Searcher storage.Searcher
+	Pager    storage.StreamPager
+	Deleter  Deleter
+	// Explain, when set, renders PostgreSQL's plan of a page's statement.
+	Explain Explainer
+	Now     func() time.Time
+}
+
+// Service is the stream-data domain service.
+type Service struct {
+	configs storage.StreamConfigs
+	indexes storage.StreamIndexes
+	models  storage.Models
+	planner Planner
+	pager   storage.StreamPager
+	deleter Deleter
+	explain Explainer
+	now     func() time.Time
+	marks   *marks
+}
+
+// New builds the service.
+func New(d Deps) *Service {
+	s := &Service{configs: d.Configs, indexes: d.Indexes, models: d.Models, planner: d.Planner, pager: d.Pager,
+		deleter: d.Deleter, explain: d.Explain, now: d.Now, marks: newMarks(maxStreams)}
+	if s.pager == nil {
+		s.pager = scanPager{s: d.Searcher, cache: &snapCache{m: map[string]*snapshot{}, max: maxSnapshots}}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// request is a StreamDataRequest.
+type request struct {
+	Def          json.RawMessage `json:"sdDef"`
+	PointTime    *int64          `json:"pointTime"`
+	Offset       int             `json:"offset"`
+	Length       int             `json:"length"`
+	FromPosIndex int             `json:"fromPosIndex"`
+}
+
+func parseRequest(body []byte) (*request, *Def, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, nil, badDef("the body must be a StreamDataRequest object")
+	}
+	var r request
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, nil, badDef("the request does not parse: " + err.Error())
+	}
+	if r.Offset < 0 || r.FromPosIndex < 0 {
+		return nil, nil, apierr.New(apierr.BadRequest, "offset and fromPosIndex must not be negative", apierr.P("field", "offset"))
+	}
+	d, err := ParseDef(r.Def)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &r, d, nil
+}
+
+// Page is the head of a StreamDataFetchResult.
+type Page struct {
+	PointTime int64
+	Offset    int
+	PageSize  int
+	Rows      int
+}
+
+// Get reads one page and renders the StreamDataFetchResult into dst. Rows
+// are rendered as the engine yields them (no page of entities is held).
+func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byte) ([]byte, error) {
+	r, d, err := parseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Compile(ctx, s.models, s.planner, tenant, d)
+	if err != nil {
+		return nil, err
+	}
+	start := r.Offset
+	if r.FromPosIndex > start {
+		start = r.FromPosIndex
+	}
+	length := r.Length
+	if length <= 0 {
+		length = DefaultPage
+	}
+	if length > MaxPage {
+		length = MaxPage
+	}
+	var pt int64
+	chosen := r.PointTime == nil || *r.PointTime <= 0
+	if chosen {
+		pt = s.now().UnixMilli()
+	} else {
+		pt = *r.PointTime
+	}
+	// pointTime is in milliseconds; the snapshot is the end of that
+	// millisecond, so whatever was written before the first page is in it.
+	at := time.UnixMilli(pt).Add(time.Millisecond - time.Nanosecond)
+	if chosen {
+		// Wait out the rest of the millisecond: a write stamped inside it
+		// after this page would otherwise join later pages.
+		if d := time.Until(at); d > 0 && d <= time.Millisecond {
+			time.Sleep(d + time.Nanosecond)
+		}
+	}
+	q := &storage.StreamQuery{Search: *p.Query, Range: p.Range, Limit: length, Eq: p.eq}
+	q.Search.At = &at
+	k := markKey{tenant: tenant, def: sha256.Sum256(append(bytes.TrimSpace(r.Def), []byte(strconv.Itoa(p.Model.Version))...)), at: pt}
+	q.After, q.Skip = s.marks.lookup(k, start)
+	q.Stream = string(k.def[:]) + tenant + "\x00" + strconv.FormatInt(pt, 10)
+
+	b := append(dst, `{"pointTime":`...)
+	b = strconv.AppendInt(b, pt, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(r.Offset), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(length), 10)
+	b = append(b, `,"rows":[`...)
+	n := 0
+	var last storage.StreamMark
+	err = s.pager.StreamPage(ctx, q, func(e *storage.Entity, m storage.StreamMark) error {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = p.appendRow(b, e)
+		n++
+		last = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		s.marks.store(k, start+n, last)
+	}
+	b = append(b, `],"lastRowIndexPosition":`...)
+	b = strconv.AppendInt(b, int64(start+n-1), 10)
+	return append(b, '}'), nil
+}
+
+// DeleteResult is a StreamDataDeleteResult.
+type DeleteResult struct {
+	Matched int64
+	Removed int64
+	Failed  map[[16]byte]string
+}
+
+// Append renders the result with the contract's spellings.
+func (r *DeleteResult) Append(b []byte) []byte {
+	b = append(b, `{"numberOfEntitites":`...)
+	b = strconv.AppendInt(b, r.Matched, 10)
+	b = append(b, `,"numberOfEntititesRemoved":`...)
+	b = strconv.AppendInt(b, r.Removed, 10)
+	b = append(b, `,"idToError":{`...)
+	i := 0
+	for id, msg := range r.Failed {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		i++
+		b = append(b, '"')
+		b = append(b, uuid.UUID(id).String()...)
+		b = append(b, `":`...)
+		b = appendValue(b, msg)
+	}
+	return append(b, "}}"...)
+}
+
+// Delete deletes every entity the definition selects now (condition and
+// range condition; offset and length are ignored), each through the
+// normal delete path.
+func (s *Service) Delete(ctx context.Context, p Principal, body []byte) (*DeleteResult, error) {
+	_, d, err := parseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := Compile(ctx, s.models, s.planner, p.Tenant, d)
+	if err != nil {
+		return nil, err
+	}
+	if s.deleter == nil {
+		return nil, apierr.New("NOT_IMPLEMENTED", "stream delete needs the entity service")
+	}
+	at := s.now()
+	q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Eq: pl.eq}
+	q.Search.At = &at
+	var ids [][16]byte
+	if err := s.pager.StreamPage(ctx, q, func(e *storage.Entity, _ storage.StreamMark) error {
+		ids = append(ids, e.ID)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	res := &DeleteResult{Matched: int64(len(ids))}
+	if len(ids) > 0 {
+		res.Removed, res.Failed = s.deleter.DeleteEach(ctx, p.Tenant, p.User, ids)
+	}
+	return res, nil
+}
