@@ -93,10 +93,10 @@ type Change struct {
 	Type string // CREATE, UPDATE, DELETE
 	At   time.Time
 	User string
+	TxID [16]byte
 	// AttributedKind is User's kind; ExecID and ExecKind the executor.
 	// Empty on revisions that did not record them (then omitted).
 	AttributedKind, ExecID, ExecKind string
-	TxID [16]byte
 	// HasTx is false on DELETE tombstones, which carry no payload.
 	HasTx bool
 }

@@ -73,10 +73,10 @@ type Tx struct {
 	Tenant string
 	ID     [16]byte
 	User   string
+	Writes []Write
 	// Attribution, when set, is recorded with every revision of the
 	// transaction (shared, not copied: callers must not change it after).
 	Attribution *Attribution
-	Writes []Write
 	// Audit is written in the same transaction as Writes (storage/audit.go).
 	Audit []AuditEvent
 	// Tasks arm and cancel scheduled transitions in the same transaction
