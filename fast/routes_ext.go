@@ -8,12 +8,13 @@ package fast
 // extensionDocs, merged into opDocTable.
 func extensionRoutes() []Route {
 	var rs []Route
+	rs = append(rs, searchCompatRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return nil
+	return []map[string]opDoc{searchCompatDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.
