@@ -289,3 +289,41 @@ func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
 		t.Fatalf("transitions by name %v, legacy class %v", byName, legacy)
 	}
 }
+
+// TestJavaTemplateSetupSequence (client-templates.md 1.3 and 8, P0 rows
+// 9-13): the Java templates' start-up, request by request, on both
+// engines: SIMPLE_VIEW export as an existence probe (404), SAMPLE_DATA
+// import of {} (no sample files) and a repeated one, changeLevel
+// STRUCTURAL and lock with empty bodies, workflow import REPLACE of a
+// "1.0" file, export; then entity writes extend the empty locked model.
+func TestJavaTemplateSetupSequence(t *testing.T) {
+	for _, engine := range []string{"memory", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			env := newTemplateEnv(t, engine)
+			hdr := []string{"Content-Type", "application/json"}
+			env.call("t1", "GET", "/model/export/SIMPLE_VIEW/order/1", nil, hdr...).problem(t, 404, "MODEL_NOT_FOUND")
+			env.call("t1", "POST", "/model/import/JSON/SAMPLE_DATA/order/1", []byte(`{}`), hdr...).ok(t)
+			env.call("t1", "POST", "/model/import/JSON/SAMPLE_DATA/order/1", []byte(`{}`), hdr...).ok(t)
+			env.call("t1", "GET", "/model/export/SIMPLE_VIEW/order/1", nil, hdr...).ok(t)
+			env.call("t1", "POST", "/model/order/1/changeLevel/STRUCTURAL", []byte{}, hdr...).ok(t)
+			env.call("t1", "PUT", "/model/order/1/lock", []byte{}, hdr...).ok(t)
+			wf := `{"workflows":[{"version":"1.0","name":"Order","desc":"d","initialState":"initial_state","active":true,
+			  "states":{"initial_state":{"transitions":[{"name":"create","next":"created","manual":false}]},"created":{"transitions":[]}}}],
+			  "importMode":"REPLACE"}`
+			env.call("t1", "POST", "/model/order/1/workflow/import", []byte(wf), hdr...).ok(t)
+			if r := env.call("t1", "GET", "/model/order/1/workflow/export", nil, hdr...).ok(t); !strings.Contains(string(r.body), `"initial_state"`) {
+				t.Fatalf("workflow export: %s", r.body)
+			}
+			id, _ := env.create("t1", "order", 1, `{"orderId":"o-1","lines":[{"sku":"a","qty":2}],"total":12.5}`)
+			if st := env.get("t1", "/entity/"+id).Meta.State; st != "created" {
+				t.Fatalf("state %q", st)
+			}
+			r := env.call("t1", "GET", "/model/export/SIMPLE_VIEW/order/1", nil).ok(t)
+			for _, f := range []string{"orderId", "sku", "total"} {
+				if !strings.Contains(string(r.body), f) {
+					t.Fatalf("the write did not extend the model with %s: %s", f, r.body)
+				}
+			}
+		})
+	}
+}
