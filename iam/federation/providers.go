@@ -456,6 +456,16 @@ func (p *Providers) live(id string) *liveProvider {
 	return nil
 }
 
+// servesJWKS reports whether an active, discovered provider uses uri.
+func (p *Providers) servesJWKS(uri string) bool {
+	for _, lp := range p.snap.Load().list {
+		if lp.doc != nil && lp.doc.JWKSURI == uri {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Providers) refreshAfterWrite(ctx context.Context) {
 	if err := p.refresh(context.WithoutCancel(ctx), false); err != nil {
 		p.log.Error("refreshing the OIDC provider cache after a write", "err", err)
@@ -481,6 +491,14 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	// trusted again, only the keys it then publishes verify.
 	for _, uri := range gone {
 		p.jwks.drop(uri)
+		// Another tenant's registration of the same IdP still trusts
+		// it: fetch its current keys now rather than on its next token,
+		// where the per-URL refetch limit could turn a burst into 401s.
+		if p.servesJWKS(uri) {
+			if _, err := p.jwks.refetch(ctx, uri); err != nil {
+				p.log.Warn("OIDC JWKS refetch for a shared provider failed", "err", err)
+			}
+		}
 	}
 	// Key sets of rediscovered providers are fetched outside the lock; a
 	// failed fetch keeps the previous keys.
