@@ -74,3 +74,48 @@ func TestJavaTemplateReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestJavaTemplateCollectionParams (client-templates.md 8, P1 row 16):
+// the Java templates send transactionWindow and transactionTimeoutMs on
+// collection creates and updates (and null transitions in updates); they
+// are accepted and every item is written.
+func TestJavaTemplateCollectionParams(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			e := newCrudEnv(t, backend, envOptions{})
+			e.lockedModel(e.tokA, "part")
+			items := []obj{}
+			for i := range 3 {
+				items = append(items, obj{"model": mkey("part", 1), "data": obj{"name": "p", "qty": i, "price": 1.5, "tags": []string{"m"}}})
+			}
+			evs, err := e.stream(e.tokA, "manageCollection", wire.TypeEntityCreateCollectionRequest,
+				obj{"id": "cc", "dataFormat": "JSON", "transactionWindow": 2, "transactionTimeoutMs": 20000, "payloads": items})
+			if err != nil || len(evs) == 0 {
+				t.Fatalf("collection create: %v %d", err, len(evs))
+			}
+			cr := decode[wire.TransactionResponse](t, evs[0])
+			if !cr.Success || len(cr.TransactionInfo.EntityIDs) != 3 {
+				t.Fatalf("collection create: %s", evs[0].GetTextData())
+			}
+			ups := []obj{}
+			for _, id := range cr.TransactionInfo.EntityIDs {
+				ups = append(ups, obj{"entityId": id, "data": obj{"name": "q", "qty": 7, "price": 1.5, "tags": []string{"m"}}, "transition": nil})
+			}
+			evs, err = e.stream(e.tokA, "manageCollection", wire.TypeEntityUpdateCollectionRequest,
+				obj{"id": "uc", "dataFormat": "JSON", "transactionWindow": 100, "transactionTimeoutMs": 20000, "payloads": ups})
+			if err != nil || len(evs) == 0 {
+				t.Fatalf("collection update: %v %d", err, len(evs))
+			}
+			if uc := decode[wire.TransactionResponse](t, evs[0]); !uc.Success || len(uc.TransactionInfo.EntityIDs) != 3 {
+				t.Fatalf("collection update: %s", evs[0].GetTextData())
+			}
+			for _, id := range cr.TransactionInfo.EntityIDs {
+				var got wire.EntityResponse
+				if _, err := e.call(e.tokA, "search", wire.TypeEntityGetRequest, obj{"id": "g", "entityId": id}, &got); err != nil ||
+					!strings.Contains(string(got.Payload.Data), `"qty":7`) {
+					t.Fatalf("%s after the update: %v %s", id, err, got.Payload.Data)
+				}
+			}
+		})
+	}
+}
