@@ -275,7 +275,9 @@ func invalid(format string, a ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, a...)
 }
 
-func (c *crudCall) actor() entity.Actor { return entity.Actor{Tenant: c.p.TenantID, User: c.p.UserID} }
+func (c *crudCall) actor() entity.Actor {
+	return entity.Actor{Tenant: c.p.TenantID, User: c.p.UserID, Kind: c.p.Kind}
+}
 
 // emit sends v as a server event of type typ.
 func (c *crudCall) emit(typ string, v any) error {

@@ -406,6 +406,10 @@ func TestEntitySearchRPCs(t *testing.T) {
 				first.ChangeMeta.User != "svc-a" || decode[wire.ChangesResponse](t, evs[1]).ChangeMeta.ChangeType != "CREATE" {
 				t.Fatalf("changes: %+v", first)
 			}
+			// attributedKind and executedBy, as over HTTP (issue 13 item 4).
+			if m := first.ChangeMeta; m.AttributedKind != "user" || m.ExecutedBy == nil || *m.ExecutedBy != (wire.Principal{ID: "svc-a", Kind: "user"}) {
+				t.Fatalf("changes attribution: %s", evs[0].GetTextData())
+			}
 
 			evs, err = e.stream(e.tokA, "searchCollection", wire.TypeEntityStatsGetRequest, obj{"id": "st", "model": mkey("part", 1)})
 			if err != nil || len(evs) != 1 {

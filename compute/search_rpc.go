@@ -188,7 +188,10 @@ func (c *crudCall) changes() error {
 		return c.emit(wire.TypeEntityChangesMetadataResponse, &wire.ChangesResponse{Base: c.failed(err), RequestID: c.id})
 	}
 	for _, ch := range cs {
-		m := wire.ChangeMeta{ChangeType: ch.Type, TimeOfChange: formatTime(ch.At), User: ch.User}
+		m := wire.ChangeMeta{ChangeType: ch.Type, TimeOfChange: formatTime(ch.At), User: ch.User, AttributedKind: ch.AttributedKind}
+		if ch.ExecID != "" {
+			m.ExecutedBy = &wire.Principal{ID: ch.ExecID, Kind: ch.ExecKind}
+		}
 		if ch.HasTx {
 			m.TransactionID = uuid.UUID(ch.TxID).String()
 		}

@@ -164,7 +164,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	}
 	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
 	defer ow.done()
-	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Writes: make([]storage.Write, len(items))}
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Attribution: a.attribution(), Writes: make([]storage.Write, len(items))}
 	ids := make([][16]byte, len(items))
 	var evs [][]storage.AuditEvent
 	// A chunk of one entity may segment (COMMIT_BEFORE_DISPATCH).

@@ -34,7 +34,7 @@ func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey
 		return nil, err
 	}
 	d := &ModelDeleted{ModelID: ModelID(key), Matched: int64(len(hits)), IDs: make([][16]byte, len(hits))}
-	tx := &storage.Tx{Tenant: a.Tenant, User: a.User, Writes: make([]storage.Write, 0, len(hits))}
+	tx := &storage.Tx{Tenant: a.Tenant, User: a.User, Attribution: a.attribution(), Writes: make([]storage.Write, 0, len(hits))}
 	for i, h := range hits {
 		d.IDs[i] = h.id
 		if at != nil {

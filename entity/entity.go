@@ -35,7 +35,24 @@ type StrictGate interface {
 type Actor struct {
 	Tenant string
 	User   string
+	// Kind is the principal's kind (user, service, system); with User it
+	// attributes the revisions the actor writes (api-surface.md 4.5).
+	Kind string
 }
+
+// attribution is what a's writes record beside User: a acts itself, so
+// it is both the attributed principal and the executor. Nil without a
+// kind (callers that predate it), so the history omits both fields.
+func (a Actor) attribution() *storage.Attribution {
+	if a.Kind == "" {
+		return nil
+	}
+	return &storage.Attribution{UserKind: a.Kind, ExecID: a.User, ExecKind: a.Kind}
+}
+
+// scheduledAttribution is a scheduled fire's: attributed to the arming
+// user (the task keeps only its id), executed by the system principal.
+var scheduledAttribution = &storage.Attribution{ExecID: "system", ExecKind: "system"}
 
 // Model states (spec 3).
 const locked = "LOCKED"

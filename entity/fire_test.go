@@ -266,7 +266,10 @@ func TestFireTaskRules(t *testing.T) {
 		f.none(id)
 		evs := f.trail(id, leave)
 		c := evs[len(evs)-3]
-		if c.Type != "SCHEDULED_TRANSITION_CANCEL" || c.State != "GONE" || string(c.Data) != `{"transition":"timeout","sourceState":"WAIT"}` {
+		// The event's state is the cancelled task's source state (issue 13
+		// item 5); the manual transition records no WORKFLOW_FOUND.
+		if c.Type != "SCHEDULED_TRANSITION_CANCEL" || c.State != "WAIT" || string(c.Data) != `{"transition":"timeout","sourceState":"WAIT"}` ||
+			typesOf(evs) != "STATE_MACHINE_START TRANSITION_MAKE SCHEDULED_TRANSITION_CANCEL STATE_MACHINE_FINISH UPDATE" {
 			t.Fatalf("cancel %+v in %s", c, typesOf(evs))
 		}
 		if out := f.fire(task, 1100*time.Millisecond); out != FireLeft || f.entity(id).State != "GONE" {

@@ -94,6 +94,9 @@ type Change struct {
 	At   time.Time
 	User string
 	TxID [16]byte
+	// AttributedKind is User's kind; ExecID and ExecKind the executor.
+	// Empty on revisions that did not record them (then omitted).
+	AttributedKind, ExecID, ExecKind string
 	// HasTx is false on DELETE tombstones, which carry no payload.
 	HasTx bool
 }
@@ -116,7 +119,11 @@ func (s *Service) Changes(ctx context.Context, tenant string, id [16]byte, at *t
 		if at != nil && r.UpdatedAt.After(*at) {
 			continue
 		}
-		out = append(out, Change{Type: wireChange[r.ChangeType], At: r.UpdatedAt, User: r.User, TxID: r.TxID, HasTx: !r.Deleted})
+		c := Change{Type: wireChange[r.ChangeType], At: r.UpdatedAt, User: r.User, TxID: r.TxID, HasTx: !r.Deleted}
+		if a := r.Attribution; a != nil {
+			c.AttributedKind, c.ExecID, c.ExecKind = a.UserKind, a.ExecID, a.ExecKind
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -85,7 +85,8 @@ func (s *Service) reconcile(ctx context.Context, tenant string, id, txID [16]byt
 			continue
 		}
 		ops = append(ops, storage.TaskOp{Delete: true, Task: storage.ScheduledTask{ID: ex.ID, EntityID: id}})
-		evs = append(evs, workflow.ScheduledEvent(workflow.EventScheduledTransitionCancel, eid, p.state, tid, ex.Transition, ex.SourceState, time.Time{}, p.at))
+		// The event is about the task: its state is the one the entity left.
+		evs = append(evs, workflow.ScheduledEvent(workflow.EventScheduledTransitionCancel, eid, ex.SourceState, tid, ex.Transition, ex.SourceState, time.Time{}, p.at))
 	}
 	for _, pl := range p.plans {
 		tk := workflow.TaskID(tenant, eid, p.state, pl.Transition)

@@ -63,7 +63,7 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	}
 	w := storage.Write{ID: g.id, Model: g.model, State: sg.Entity.Meta.State, Data: sg.Entity.Data,
 		Transition: g.transition, ExpectVersion: g.version}
-	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Writes: []storage.Write{w}, AuditSeq: g.seq}, [][]storage.AuditEvent{evs})
+	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Attribution: g.a.attribution(), Writes: []storage.Write{w}, AuditSeq: g.seq}, [][]storage.AuditEvent{evs})
 	// Callbacks that joined TX_pre commit with it.
 	ow, _ := ctx.Value(ownerKey{}).(*owner)
 	if ow != nil {

@@ -79,7 +79,7 @@ func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]
 	}
 	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
 	defer ow.done()
-	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}, w, nil, nil)
+	return s.commitIn(ctx, a, &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Attribution: a.attribution()}, w, nil, nil)
 }
 
 // commitIn commits w in tx, whose id was drawn before the workflow ran so
@@ -143,7 +143,7 @@ func (s *Service) reviseOne(ctx context.Context, a Actor, e *storage.Entity, tra
 			version: e.Version, ifMatch: conditional}
 		rctx = withSegment(ctx, seg)
 	}
-	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+	tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Attribution: a.attribution()}
 	w, evs, err := s.revise(rctx, a, e, txID, transition, doc, strict, tx)
 	if err != nil {
 		return [16]byte{}, err
@@ -240,7 +240,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		}
 		ctx, ow := s.ownTx(ctx, a.Tenant, txID)
 		defer ow.done()
-		tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User}
+		tx := &storage.Tx{Tenant: a.Tenant, ID: txID, User: a.User, Attribution: a.attribution()}
 		var evs [][]storage.AuditEvent // per write, parallel to tx.Writes
 		c := Chunk{TxID: txID, IDs: [][16]byte{}}
 		// Several saves of one entity in a transaction make one revision.

@@ -365,7 +365,7 @@ func auditEngine(t *testing.T, env *entityEnv) {
 	env.call("A", "PUT", "/entity/JSON/"+id2+"/grow", []byte(`{"n":2}`)).ok(t).decode(t, &res)
 	env.call("A", "GET", "/audit/entity/"+id2+"?transactionId="+res.TransactionID, nil).ok(t).decode(t, &p)
 	got = kinds(p)
-	if want := "UPDATE STATE_MACHINE_FINISH TRANSITION_MAKE WORKFLOW_FOUND STATE_MACHINE_START"; got != want {
+	if want := "UPDATE STATE_MACHINE_FINISH TRANSITION_MAKE STATE_MACHINE_START"; got != want {
 		t.Fatalf("transition trail:\n got %s\nwant %s", got, want)
 	}
 	for _, it := range p.Items {

@@ -51,7 +51,7 @@ type entityAPI struct {
 
 func actorOf(ctx *fasthttp.RequestCtx) entity.Actor {
 	p := PrincipalOf(ctx)
-	return entity.Actor{Tenant: p.TenantID, User: p.UserID}
+	return entity.Actor{Tenant: p.TenantID, User: p.UserID, Kind: p.Kind}
 }
 
 // pathText is a path parameter unescaped; a malformed escape is kept as sent.
@@ -399,6 +399,17 @@ func (h *entityAPI) changes(ctx *fasthttp.RequestCtx) {
 			if c.HasTx {
 				b = append(b, `,"transactionId":`...)
 				b = appendUUID(b, c.TxID)
+			}
+			if c.AttributedKind != "" {
+				b = append(b, `,"attributedKind":`...)
+				b = appendJSONString(b, c.AttributedKind)
+			}
+			if c.ExecID != "" {
+				b = append(b, `,"executedBy":{"id":`...)
+				b = appendJSONString(b, c.ExecID)
+				b = append(b, `,"kind":`...)
+				b = appendJSONString(b, c.ExecKind)
+				b = append(b, '}')
 			}
 			b = append(b, '}')
 		}

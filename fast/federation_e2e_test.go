@@ -16,6 +16,7 @@ import (
 	"svc/iam"
 	"svc/iam/federation"
 	"svc/iam/federation/federationtest"
+	"svc/storage"
 	"svc/storage/memory"
 )
 
@@ -31,7 +32,18 @@ type fedJWT struct {
 	prov  *federation.Providers
 }
 
-func startFederatedJWT(t *testing.T) *fedJWT {
+func startFederatedJWT(t *testing.T) *fedJWT { return startFederatedJWTOn(t, "memory") }
+
+// fedIAMStores are the IAM stores of engine.
+func fedIAMStores(t *testing.T, engine string) storage.IAMStores {
+	if engine == "postgres" {
+		db := newEntityPostgres(t)
+		return storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(), TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
+	}
+	return memory.NewIAMStores()
+}
+
+func startFederatedJWTOn(t *testing.T, engine string) *fedJWT {
 	t.Helper()
 	ctx := context.Background()
 	cfg := config.Defaults()
@@ -42,7 +54,7 @@ func startFederatedJWT(t *testing.T) *fedJWT {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	st := memory.NewIAMStores()
+	st := fedIAMStores(t, engine)
 	idp := federationtest.NewIdP(t)
 	prov, err := federation.NewProviders(federation.ProvidersConfig{RolesClaim: cfg.OIDCRolesClaim, RequireHTTPS: true, Net: idp.NetOptions(),
 		ReconcileInterval: cfg.AuthCacheReconcileInterval}, st.Providers)
@@ -159,8 +171,14 @@ func TestFederatedEndToEnd(t *testing.T) {
 			t.Fatalf("cached federated token: %d", r.status)
 		}
 	}
-	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(f.idp.Token(t, "k1", "bob", jwt.MapClaims{"aud": "svc-api"}))...); r.status != 403 {
-		t.Fatalf("federated token without the admin role: %d %s", r.status, r.raw)
+	// Without the admin role the federated user still lists (iam.md 6.5),
+	// but cannot change the registrations.
+	bob := f.idp.Token(t, "k1", "bob", jwt.MapClaims{"aud": "svc-api"})
+	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(bob)...); r.status != 200 || len(r.list) != 1 {
+		t.Fatalf("federated token without the admin role lists: %d %s", r.status, r.raw)
+	}
+	if r := f.call(t, "POST", "/oauth/oidc/providers/reload", "", "", fedBearer(bob)...); r.status != 403 {
+		t.Fatalf("federated token without the admin role reloads: %d %s", r.status, r.raw)
 	}
 
 	// Token exchange: the federated user's token becomes an on-behalf-of
@@ -223,5 +241,57 @@ func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
 	}
 	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(admin)...); r.status != 200 {
 		t.Fatalf("first-party token after the provider published svc's kid: %d %s", r.status, r.raw)
+	}
+}
+
+// TestProviderInvalidationDropsItsKeys (issue 13 item 2, iam.md 6.5, 7.5):
+// the IdP stops publishing the key a token was signed with while svc still
+// holds it in its JWKS cache and its verified-token cache. After
+// invalidate, and after a reactivate with reactivateKeys:false, that token
+// gets 401 while a token of the key now published verifies; on both
+// engines holding the registrations.
+func TestProviderInvalidationDropsItsKeys(t *testing.T) {
+	for _, engine := range []string{"memory", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			f := startFederatedJWTOn(t, engine)
+			admin := f.clientToken(t)
+			r := f.call(t, "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"`+f.idp.WellKnown()+`"}`, fedBearer(admin)...)
+			if r.status != 200 {
+				t.Fatalf("register provider: %d %s", r.status, r.raw)
+			}
+			id := r.body["id"].(string)
+			old := f.idp.Token(t, "k1", "alice", nil)
+			list := func(tok string) int {
+				return f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(tok)...).status
+			}
+			if s := list(old); s != 200 {
+				t.Fatalf("k1 token while k1 is published: %d", s)
+			}
+			f.idp.Rotate("k2", federationtest.Key(1))
+			fresh := f.idp.Token(t, "k2", "bob", nil)
+			if s := list(old); s != 200 {
+				// Within the JWKS TTL a rotated-out key still verifies;
+				// the point below is what invalidation changes.
+				t.Fatalf("k1 token right after the rotation (cached key): %d", s)
+			}
+			for _, step := range []struct{ path, body string }{
+				{"/invalidate", ""}, {"/reactivate", `{"reactivateKeys":false}`},
+				{"/invalidate", ""}, {"/reactivate", `{"reactivateKeys":true}`},
+			} {
+				if r := f.call(t, "POST", "/oauth/oidc/providers/"+id+step.path, "", step.body, fedBearer(admin)...); r.status != 200 {
+					t.Fatalf("%s: %d %s", step.path, r.status, r.raw)
+				}
+				if s := list(old); s != 401 {
+					t.Fatalf("after %s %s: token of a key the provider no longer publishes: %d, want 401", step.path, step.body, s)
+				}
+				want := 200
+				if step.path == "/invalidate" {
+					want = 401
+				}
+				if s := list(fresh); s != want {
+					t.Fatalf("after %s %s: token of the published key: %d, want %d", step.path, step.body, s, want)
+				}
+			}
+		})
 	}
 }

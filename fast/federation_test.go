@@ -222,8 +222,17 @@ func TestOIDCProvidersOverHTTP(t *testing.T) {
 	if r := f.call(t, "PATCH", "/oauth/oidc/providers/not-a-uuid", fedTenantA, `{}`); r.status != 400 {
 		t.Fatalf("bad id: %d", r.status)
 	}
-	if r := f.call(t, "POST", "/oauth/oidc/providers/reload", fedTenantA, "", "X-Test-Roles", "ROLE_M2M"); r.status != 403 {
-		t.Fatalf("non-admin reload: %d", r.status)
+	// iam.md 6.5 and 9.1 item 37: any authenticated member lists; every
+	// write and the reload need ROLE_ADMIN.
+	if r := f.call(t, "GET", "/oauth/oidc/providers", fedTenantA, "", "X-Test-Roles", "ROLE_M2M"); r.status != 200 || len(r.list) != 1 {
+		t.Fatalf("non-admin list: %d %s", r.status, r.raw)
+	}
+	for _, op := range [][3]string{{"POST", "/oauth/oidc/providers", reg}, {"PATCH", "/oauth/oidc/providers/" + id, `{}`},
+		{"POST", "/oauth/oidc/providers/" + id + "/invalidate", ""}, {"POST", "/oauth/oidc/providers/" + id + "/reactivate", ""},
+		{"DELETE", "/oauth/oidc/providers/" + id, ""}, {"POST", "/oauth/oidc/providers/reload", ""}} {
+		if r := f.call(t, op[0], op[1], fedTenantA, op[2], "X-Test-Roles", "ROLE_M2M"); r.status != 403 || fedErrCode(r) != "FORBIDDEN" {
+			t.Errorf("non-admin %v: %d %s", op[:2], r.status, r.raw)
+		}
 	}
 	if r := f.call(t, "PATCH", "/oauth/oidc/providers/"+id, fedTenantA, `{"rolesClaim":null}`); r.status != 200 || r.body["rolesClaim"] != nil {
 		t.Fatalf("patch: %d %s", r.status, r.raw)

@@ -78,9 +78,11 @@ func withDesc(m Map, desc string) Map {
 }
 
 // conditionOperators are the operators the condition language accepts
-// (NOT_EQUALS is an alias of NOT_EQUAL that client templates send).
+// (NOT_EQUALS, GREATER_THAN_OR_EQUAL, LESS_THAN_OR_EQUAL, IN and NOT_IN are
+// the spellings client templates send).
 var conditionOperators = []string{
 	"EQUALS", "NOT_EQUAL", "NOT_EQUALS", "GREATER_THAN", "LESS_THAN", "GREATER_OR_EQUAL", "LESS_OR_EQUAL",
+	"GREATER_THAN_OR_EQUAL", "LESS_THAN_OR_EQUAL", "IN", "NOT_IN",
 	"CONTAINS", "NOT_CONTAINS", "STARTS_WITH", "NOT_STARTS_WITH", "ENDS_WITH", "NOT_ENDS_WITH",
 	"LIKE", "IS_NULL", "NOT_NULL", "BETWEEN", "BETWEEN_INCLUSIVE", "MATCHES_PATTERN",
 	"IEQUALS", "INOT_EQUAL", "ICONTAINS", "INOT_CONTAINS", "ISTARTS_WITH", "INOT_STARTS_WITH",
@@ -225,11 +227,11 @@ func componentSchemas() Map {
 			"type":         enum("", "simple"),
 			"jsonPath":     str("Data path starting with `$`; `[*]` matches any array element."),
 			"operatorType": enum("", conditionOperators...),
-			"value":        anyJSON("Operand: a scalar, an array (two elements for BETWEEN) or null; never an object."),
+			"value":        anyJSON("Operand: a scalar, an array (two elements for BETWEEN; any number for IN and NOT_IN) or null; never an object."),
 		}, "type", "jsonPath", "operatorType"),
 		"LifecycleCondition": obj("Compares an entity metadata field.", Map{
 			"type":         enum("", "lifecycle"),
-			"field":        enum("", "state", "creationDate", "lastUpdateTime", "transitionForLatestSave", "previousTransition", "transactionId", "id"),
+			"field":        enum("`current_state` is an alias of `state`.", "state", "current_state", "creationDate", "lastUpdateTime", "transitionForLatestSave", "previousTransition", "transactionId", "id"),
 			"operatorType": enum("", conditionOperators...),
 			"value":        anyJSON("Operand; temporal fields need a date-time for comparisons."),
 		}, "type", "field", "operatorType"),

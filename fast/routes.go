@@ -105,7 +105,7 @@ func apiRoutes() []Route {
 		{"DELETE", "/oauth/keys/trusted/{keyId}", "deleteTrustedKey", TagIAM, "Delete a trusted key", Admin, nil},
 		{"POST", "/oauth/keys/trusted/{keyId}/invalidate", "invalidateTrustedKey", TagIAM, "Invalidate a trusted key", Admin, nil},
 		{"POST", "/oauth/keys/trusted/{keyId}/reactivate", "reactivateTrustedKey", TagIAM, "Reactivate a trusted key", Admin, nil},
-		{"GET", "/oauth/oidc/providers", "listOidcProviders", TagIAM, "List OIDC providers", Admin, nil},
+		{"GET", "/oauth/oidc/providers", "listOidcProviders", TagIAM, "List OIDC providers", Authenticated, nil},
 		{"POST", "/oauth/oidc/providers", "registerOidcProvider", TagIAM, "Register an OIDC provider", Admin, nil},
 		{"POST", "/oauth/oidc/providers/reload", "reloadOidcProviders", TagIAM, "Re-fetch OIDC provider metadata", Admin, nil},
 		{"DELETE", "/oauth/oidc/providers/{id}", "deleteOidcProvider", TagIAM, "Delete an OIDC provider", Admin, nil},

@@ -11,12 +11,13 @@ func extensionRoutes() []Route {
 	rs = append(rs, ndjsonRoutes()...)
 	rs = append(rs, sqlExtensionRoutes()...)
 	rs = append(rs, streamDataExtRoutes()...)
+	rs = append(rs, searchCompatRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs()}
+	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs(), searchCompatDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.

@@ -2,6 +2,7 @@ package fast
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -147,32 +148,45 @@ func scheduledFires(t *testing.T, env *entityEnv) {
 		t.Fatalf("trail:\n got %s\nwant %s", k, want)
 	}
 	arm := itemsOf(p, "SCHEDULED_TRANSITION_ARM")[0]
+	// scheduledTime is the task's scheduled_time in the notes' form: Unix
+	// milliseconds, a JSON number.
 	var data struct {
 		Transition    string `json:"transition"`
 		SourceState   string `json:"sourceState"`
-		ScheduledTime string `json:"scheduledTime"`
+		ScheduledTime int64  `json:"scheduledTime"`
 	}
-	if err := json.Unmarshal(arm.Data, &data); err != nil || data.Transition != "timeout" || data.SourceState != "WAIT" || arm.TransactionID != tx {
+	if err := json.Unmarshal(arm.Data, &data); err != nil || data.Transition != "timeout" || data.SourceState != "WAIT" || arm.TransactionID != tx ||
+		arm.State == nil || *arm.State != "WAIT" {
 		t.Fatalf("ARM %+v %s (%v)", arm, arm.Data, err)
 	}
-	at, err := time.Parse(time.RFC3339Nano, data.ScheduledTime)
-	if err != nil {
-		t.Fatal(err)
+	armed, _ := time.Parse(time.RFC3339Nano, arm.UTCTime)
+	at := time.UnixMilli(data.ScheduledTime)
+	if d := at.Sub(armed); d < 199*time.Millisecond || d > 30*time.Second {
+		t.Fatalf("scheduledTime %v for an arm at %v with delayMs 200", at, armed)
 	}
 	fire := itemsOf(p, "SCHEDULED_TRANSITION_FIRE")[0]
 	firedAt, _ := time.Parse(time.RFC3339Nano, fire.UTCTime)
 	if firedAt.Before(at) || fire.TransactionID != got.Meta.TransactionID {
 		t.Fatalf("fired at %v before its time %v, or in %s", firedAt, at, fire.TransactionID)
 	}
-	// The write is the arming user's.
+	// The write is the arming user's, executed by the system principal
+	// (entity-workflow.md 4.7); the create is the user's own.
 	if up := itemsOf(p, "UPDATE")[0]; up.Actor == nil || up.Actor.ID != "u-A" {
 		t.Fatalf("fire attributed to %+v", up.Actor)
+	}
+	var changes []map[string]any
+	env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
+	if len(changes) != 2 || changes[0]["user"] != "u-A" || fmt.Sprint(changes[0]["executedBy"]) != "map[id:system kind:system]" ||
+		changes[1]["attributedKind"] != "user" || fmt.Sprint(changes[1]["executedBy"]) != "map[id:u-A kind:user]" {
+		t.Fatalf("changes of a fired entity: %v", changes)
 	}
 }
 
 func scheduledPostponed(t *testing.T, env *entityEnv) {
 	env = env.with(t)
 	id, _ := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
+	// scheduledTime has millisecond resolution: re-arm visibly later.
+	time.Sleep(5 * time.Millisecond)
 	var r txResult
 	env.call("A", "PUT", "/entity/JSON/"+id, []byte(`{"ok":true,"n":2}`)).ok(t).decode(t, &r)
 	eventually(t, "the postponed fire", func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" })
@@ -182,13 +196,13 @@ func scheduledPostponed(t *testing.T, env *entityEnv) {
 		t.Fatalf("trail %s", kinds(p))
 	}
 	var first, second struct {
-		ScheduledTime time.Time `json:"scheduledTime"`
+		ScheduledTime int64 `json:"scheduledTime"`
 	}
 	_ = json.Unmarshal(arms[1].Data, &first)
 	_ = json.Unmarshal(arms[0].Data, &second)
 	fire := itemsOf(p, "SCHEDULED_TRANSITION_FIRE")
 	firedAt, _ := time.Parse(time.RFC3339Nano, fire[0].UTCTime)
-	if len(fire) != 1 || !second.ScheduledTime.After(first.ScheduledTime) || firedAt.Before(second.ScheduledTime) {
+	if len(fire) != 1 || second.ScheduledTime <= first.ScheduledTime || firedAt.Before(time.UnixMilli(second.ScheduledTime)) {
 		t.Fatalf("re-armed %v → %v, fired at %v (%d fires)", first.ScheduledTime, second.ScheduledTime, firedAt, len(fire))
 	}
 }
@@ -204,8 +218,16 @@ func scheduledCancelled(t *testing.T, env *entityEnv) {
 	if len(c) == 1 {
 		_ = json.Unmarshal(c[0].Data, &data)
 	}
-	if len(c) != 1 || c[0].TransactionID != r.TransactionID || len(data) != 2 || data["transition"] != "timeout" || data["sourceState"] != "WAIT" {
+	// The CANCEL's state is the cancelled task's source state, the one the
+	// entity left; the manual transition records no WORKFLOW_FOUND.
+	if len(c) != 1 || c[0].TransactionID != r.TransactionID || len(data) != 2 || data["transition"] != "timeout" || data["sourceState"] != "WAIT" ||
+		c[0].State == nil || *c[0].State != "WAIT" {
 		t.Fatalf("cancel in %s: %+v", kinds(p), c)
+	}
+	var leave auditPage
+	env.call("A", "GET", "/audit/entity/"+id+"?transactionId="+r.TransactionID, nil).ok(t).decode(t, &leave)
+	if k := kinds(leave); k != "UPDATE STATE_MACHINE_FINISH SCHEDULED_TRANSITION_CANCEL TRANSITION_MAKE STATE_MACHINE_START" {
+		t.Fatalf("manual transition trail: %s", k)
 	}
 	// Well past the delay the entity has not moved.
 	time.Sleep(600 * time.Millisecond)

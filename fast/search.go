@@ -45,7 +45,11 @@ func sortParams(ctx *fasthttp.RequestCtx) []string {
 // direct streams the matches as NDJSON. The whole result is known before
 // the first byte is written (bounded-or-fail), so an error is always a
 // clean problem response.
-func (h *searchAPI) direct(ctx *fasthttp.RequestCtx) {
+func (h *searchAPI) direct(ctx *fasthttp.RequestCtx) { h.search(ctx, false) }
+
+// search runs a direct search; asArray answers one application/json array
+// instead of NDJSON (the client-template route of search_compat.go).
+func (h *searchAPI) search(ctx *fasthttp.RequestCtx, asArray bool) {
 	key, err := entityKey(ctx)
 	if err != nil {
 		h.s.writeError(ctx, err)
@@ -65,11 +69,23 @@ func (h *searchAPI) direct(ctx *fasthttp.RequestCtx) {
 	}
 	bp := entityBufs.Get().(*[]byte)
 	b := (*bp)[:0]
-	for _, e := range es {
-		b = AppendEnvelope(b, e, nil)
-		b = append(b, '\n')
+	if asArray {
+		b = append(b, '[')
+		for i, e := range es {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendEnvelope(b, e, nil)
+		}
+		b = append(b, ']')
+		ctx.SetContentType("application/json")
+	} else {
+		for _, e := range es {
+			b = AppendEnvelope(b, e, nil)
+			b = append(b, '\n')
+		}
+		ctx.SetContentType("application/x-ndjson")
 	}
-	ctx.SetContentType("application/x-ndjson")
 	ctx.SetBody(b)
 	if cap(b) <= maxPooledEntityBuf {
 		*bp = b

@@ -37,6 +37,8 @@ var metaFields = map[string]metaField{
 	"state": mState, "creationDate": mCreationDate, "lastUpdateTime": mLastUpdateTime,
 	"transitionForLatestSave": mTransition, "previousTransition": mTransition,
 	"transactionId": mTransactionID, "id": mID,
+	// current_state is the Python client template's name for the state.
+	"current_state": mState,
 }
 
 func (f metaField) temporal() bool { return f == mCreationDate || f == mLastUpdateTime }

@@ -53,8 +53,10 @@ func (o Op) String() string {
 }
 
 // opAliases are accepted spellings beyond the canonical names
-// (DECISIONS "Real clients": NOT_EQUALS).
-var opAliases = map[string]Op{"NOT_EQUALS": OpNotEqual}
+// (DECISIONS "Real clients": NOT_EQUALS from the Java template's docs,
+// the _OR_EQUAL spellings from the current Python template).
+var opAliases = map[string]Op{"NOT_EQUALS": OpNotEqual,
+	"GREATER_THAN_OR_EQUAL": OpGreaterOrEqual, "LESS_THAN_OR_EQUAL": OpLessOrEqual}
 
 // ParseOp maps an operator name to its value; names are case-sensitive.
 func ParseOp(name string) (Op, bool) {

@@ -168,6 +168,9 @@ func (p *parser) leaf(r *rawCondition) (*Expr, error) {
 	if name == "" {
 		return nil, invalidCondition("missing operatorType; valid: "+validOpList, apierr.P("operator", ""))
 	}
+	if name == opIn || name == opNotIn {
+		return p.membership(e, name, r.Value)
+	}
 	op, ok := ParseOp(name)
 	if !ok {
 		return nil, invalidCondition("unknown operatorType "+strconv.Quote(name)+"; valid: "+validOpList,

@@ -285,6 +285,18 @@ func TestEvaluation(t *testing.T) {
 		{"no declared type", simple("$.onlynull", "EQUALS", 1), ""},
 		{"operation alias", `{"type":"simple","jsonPath":"$.price","operation":"EQUALS","value":13}`, "b"},
 		{"not equals alias", simple("$.price", "NOT_EQUALS", 12), "b c"},
+		// The Python client template's spellings (issue 13 item 7).
+		{"greater than or equal alias", simple("$.price", "GREATER_THAN_OR_EQUAL", 13), "b c"},
+		{"less than or equal alias", simple("$.price", "LESS_THAN_OR_EQUAL", 13), "a b"},
+		{"in", simple("$.price", "IN", raw(`[12,100,7]`)), "a c"},
+		{"in strings", simple("$.name", "IN", raw(`["Beta","delta"]`)), "b c"},
+		{"in by value", simple("$.nested.k", "IN", raw(`[10]`)), "b"},
+		{"in empty", simple("$.price", "IN", raw(`[]`)), ""},
+		{"in wildcard", simple("$.tags[*]", "IN", raw(`["y","z"]`)), "a b"},
+		{"not in skips null and absent", simple("$.price", "NOT_IN", raw(`[12,7]`)), "b c"},
+		{"not in empty", simple("$.price", "NOT_IN", raw(`[]`)), "a b c"},
+		{"not in wildcard", simple("$.tags[*]", "NOT_IN", raw(`["y"]`)), "b"},
+		{"in inside a group", group("AND", simple("$.price", "IN", raw(`[12,13]`)), simple("$.flag", "EQUALS", false)), "b"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -323,6 +335,9 @@ func TestLifecycle(t *testing.T) {
 	cases := []struct{ cond, want string }{
 		{lc("state", "EQUALS", "APPROVED"), "x"},
 		{lc("state", "NOT_EQUAL", "APPROVED"), "y"},
+		{lc("current_state", "EQUALS", "APPROVED"), "x"},
+		{lc("current_state", "IN", raw(`["NEW","GONE"]`)), "y"},
+		{lc("state", "NOT_IN", raw(`["NEW"]`)), "x"},
 		{lc("creationDate", "EQUALS", "2024-05-01T10:20:50.837Z"), "x"},
 		{lc("creationDate", "GREATER_THAN", "2024"), "x"},
 		{lc("creationDate", "LESS_THAN", "2024-05-01"), "y"},

@@ -215,6 +215,15 @@ func genLeaf(r *mrand.Rand, times []time.Time) string {
 		return `{"type":"array","jsonPath":"$.tags","values":[` + strings.Join(vals, ",") + `]}`
 	}
 	p := pick(r, diffPaths)
+	if r.IntN(10) == 0 {
+		// The client-template set operators expand into groups of EQUALS.
+		var vals []string
+		for range r.IntN(4) {
+			vals = append(vals, pick(r, p.pool))
+		}
+		return fmt.Sprintf(`{"type":"simple","jsonPath":%q,"operatorType":%q,"value":[%s]}`, p.path,
+			pick(r, []string{"IN", "NOT_IN"}), strings.Join(vals, ","))
+	}
 	op := Op(1 + r.IntN(int(numOps)-1))
 	v := pick(r, p.pool)
 	switch {

@@ -37,6 +37,19 @@ type Entity struct {
 	ChangeType string
 	User       string
 	Deleted    bool
+	// Attribution is set on revisions that recorded it (History reads it).
+	Attribution *Attribution
+}
+
+// Attribution completes User for a revision's change history
+// (api-surface.md 4.5): the kind of the principal the change is attributed
+// to, and the principal that executed it (the system for a scheduled fire,
+// which is attributed to the arming user). Revisions written before svc
+// recorded it have none, and the history omits both fields.
+type Attribution struct {
+	UserKind string // user, service or system
+	ExecID   string
+	ExecKind string
 }
 
 // Write is one item of a transaction.
@@ -61,6 +74,9 @@ type Tx struct {
 	ID     [16]byte
 	User   string
 	Writes []Write
+	// Attribution, when set, is recorded with every revision of the
+	// transaction (shared, not copied: callers must not change it after).
+	Attribution *Attribution
 	// Audit is written in the same transaction as Writes (storage/audit.go).
 	Audit []AuditEvent
 	// Tasks arm and cancel scheduled transitions in the same transaction

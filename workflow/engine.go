@@ -107,7 +107,7 @@ func (e *Engine) Transition(ctx context.Context, set *Set, run *Run, name string
 	if wf == nil {
 		return x.out, workflowFailed(fmt.Sprintf("no workflow contains state %q", state), nil)
 	}
-	x.found(wf, fmt.Sprintf("Workflow %q selected (contains state %q)", wf.w.Name, state))
+	x.use(wf)
 	if err := x.attempt(ctx, name); err != nil {
 		return x.out, err
 	}
@@ -179,10 +179,19 @@ func (x *exec) event(typ, details string, data []byte) {
 
 func (x *exec) setState(s string) { x.run.Entity.Meta.State = s }
 
+// found records the selection of a new entity's workflow.
 func (x *exec) found(wf *compiled, details string) {
+	x.use(wf)
+	x.event(EventWorkflowFound, details, nil)
+}
+
+// use runs wf without an event: a manual transition's workflow is the one
+// holding the entity's state, looked up rather than selected, and the
+// notes list no WORKFLOW_FOUND for it (search-audit-misc.md §4,
+// entity-workflow.md §4.2b).
+func (x *exec) use(wf *compiled) {
 	x.wf = wf
 	x.out.Workflow = wf.w.Name
-	x.event(EventWorkflowFound, details, nil)
 }
 
 func (x *exec) finish() *Outcome {

@@ -104,6 +104,11 @@ func TestDefaultWorkflowLifecycle(t *testing.T) {
 	if out, err = e.Transition(ctx, set, r, "UPDATE"); err != nil || out.State != "CREATED" {
 		t.Fatalf("UPDATE: %v %+v", err, out)
 	}
+	// A manual transition records what the notes list: no WORKFLOW_FOUND
+	// (the workflow is the one holding the state, not a selection).
+	if got := eventTypes(out); got != "STATE_MACHINE_START TRANSITION_MAKE STATE_MACHINE_FINISH" || out.Workflow != "default" {
+		t.Fatalf("manual transition events %s (workflow %q)", got, out.Workflow)
+	}
 	if out, err = e.Loopback(ctx, set, r); err != nil || out.State != "CREATED" {
 		t.Fatalf("loopback: %v", err)
 	}

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -102,16 +103,20 @@ func CheckLateness(scheduled, now time.Time, timeoutMs *int64, grace time.Durati
 }
 
 // ScheduledEvent builds the ARM, CANCEL and EXPIRE audit events of the
-// scheduler's reconcile. scheduledTime is set on ARM only.
+// scheduler's reconcile. scheduledTime is set on ARM only, in the form the
+// task stores it (the notes' scheduled_time): Unix milliseconds, a JSON
+// number, as the reference's ARM event carries it. state is the entity's
+// state the event is about: the settled one for ARM and EXPIRE, the
+// cancelled task's source state for CANCEL.
 func ScheduledEvent(typ, entityID, state, transactionID, transition, sourceState string, scheduledTime, at time.Time) Event {
 	// Sized for the three fields: one allocation on every arm.
 	b := (&objBuilder{b: make([]byte, 0, 96+len(transition)+len(sourceState))}).str("transition", transition).str("sourceState", sourceState)
 	var details string
 	switch typ {
 	case EventScheduledTransitionArm:
-		at := scheduledTime.UTC().Format(time.RFC3339Nano)
-		b.str("scheduledTime", at)
-		details = "Scheduled transition \"" + transition + "\" armed for " + at
+		b.key("scheduledTime")
+		b.b = strconv.AppendInt(b.b, scheduledTime.UnixMilli(), 10)
+		details = "Scheduled transition \"" + transition + "\" armed for " + scheduledTime.UTC().Format(time.RFC3339Nano)
 	case EventScheduledTransitionCancel:
 		details = "Scheduled transition \"" + transition + "\" cancelled: entity left " + sourceState
 	case EventScheduledTransitionExpire:

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	json "github.com/goccy/go-json"
 )
 
 func TestFireScheduled(t *testing.T) {
@@ -86,9 +84,8 @@ func TestCheckLateness(t *testing.T) {
 func TestScheduledEvents(t *testing.T) {
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := ScheduledEvent(EventScheduledTransitionArm, "e", "WAIT", "tx", "timeout", "WAIT", when, when)
-	var d map[string]string
-	_ = json.Unmarshal(ev.Data, &d)
-	if d["transition"] != "timeout" || d["sourceState"] != "WAIT" || d["scheduledTime"] != "2026-01-02T03:04:05Z" {
+	// scheduledTime is the task's scheduled_time: Unix milliseconds.
+	if string(ev.Data) != `{"transition":"timeout","sourceState":"WAIT","scheduledTime":1767323045000}` || ev.State != "WAIT" {
 		t.Fatalf("arm %s", ev.Data)
 	}
 	ev = ScheduledEvent(EventScheduledTransitionCancel, "e", "DONE", "tx", "timeout", "WAIT", time.Time{}, when)

@@ -166,6 +166,16 @@ type ChangeMeta struct {
 	TimeOfChange  string `json:"timeOfChange"`
 	User          string `json:"user"`
 	TransactionID string `json:"transactionId,omitempty"`
+	// AttributedKind and ExecutedBy as on GET /entity/{id}/changes;
+	// omitted on revisions that did not record them.
+	AttributedKind string     `json:"attributedKind,omitempty"`
+	ExecutedBy     *Principal `json:"executedBy,omitempty"`
+}
+
+// Principal names who executed a change.
+type Principal struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
 }
 
 // ChangesResponse carries one ChangeMeta.

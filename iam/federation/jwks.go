@@ -136,6 +136,19 @@ func (c *jwksCache) lookup(ctx context.Context, uri, kid string) (*rsa.PublicKey
 
 var errRefetchLimited = errors.New("federation: JWKS refetch rate limited")
 
+// drop forgets every cached key of uri, so the next lookup fetches what
+// the provider publishes now. Invalidation calls it: a provider trusted
+// again must not answer from keys it may have stopped publishing while it
+// was out (iam.md 6.5: invalidate removes the key source).
+func (c *jwksCache) drop(uri string) {
+	c.kidsMu.Lock()
+	defer c.kidsMu.Unlock()
+	for _, kid := range c.kids[uri] {
+		c.keys.Del(cacheKey(uri, kid))
+	}
+	delete(c.kids, uri)
+}
+
 // refetch fetches uri once for all concurrent callers and caches every key.
 func (c *jwksCache) refetch(ctx context.Context, uri string) (map[string]*rsa.PublicKey, error) {
 	return c.doFetch(ctx, uri, "force\x00"+uri, false)

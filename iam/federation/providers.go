@@ -369,8 +369,10 @@ func (p *Providers) Invalidate(ctx context.Context, tenant, id string) error {
 // fetched afresh; without, cached keys are kept and only discovery runs.
 func (p *Providers) Reactivate(ctx context.Context, tenant, id string, reactivateKeys bool) (ProviderView, error) {
 	now := p.now().UTC()
+	wasInactive := false
 	rec, err := p.store.UpdateProvider(ctx, tenant, id, func(r *storage.OIDCProvider, _ []*storage.OIDCProvider) error {
-		if r.InvalidatedAt != nil {
+		wasInactive = r.InvalidatedAt != nil
+		if wasInactive {
 			r.InvalidatedAt = nil
 			r.UpdatedAt = now
 		}
@@ -378,6 +380,10 @@ func (p *Providers) Reactivate(ctx context.Context, tenant, id string, reactivat
 	})
 	if err != nil {
 		return ProviderView{}, p.mapErr(err, "reactivating")
+	}
+	if !wasInactive {
+		// Already active: no change (iam.md 6.5).
+		return providerView(rec), nil
 	}
 	p.forget(id)
 	p.refreshAfterWrite(ctx)
@@ -429,11 +435,16 @@ func (p *Providers) Reload(ctx context.Context) error {
 	return p.refresh(ctx, true)
 }
 
+// forget drops a provider's discovery document and its cached keys.
 func (p *Providers) forget(id string) {
 	p.refreshMu.Lock()
+	d := p.disc[id]
 	delete(p.disc, id)
 	delete(p.tried, id)
 	p.refreshMu.Unlock()
+	if d != nil && d.doc != nil {
+		p.jwks.drop(d.doc.JWKSURI)
+	}
 }
 
 func (p *Providers) live(id string) *liveProvider {
@@ -443,6 +454,16 @@ func (p *Providers) live(id string) *liveProvider {
 		}
 	}
 	return nil
+}
+
+// servesJWKS reports whether an active, discovered provider uses uri.
+func (p *Providers) servesJWKS(uri string) bool {
+	for _, lp := range p.snap.Load().list {
+		if lp.doc != nil && lp.doc.JWKSURI == uri {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Providers) refreshAfterWrite(ctx context.Context) {
@@ -461,9 +482,23 @@ func (p *Providers) Run(ctx context.Context) {
 }
 
 func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
-	refetch, err := p.refreshLocked(ctx, rediscover)
+	refetch, gone, err := p.refreshLocked(ctx, rediscover)
 	if err != nil {
 		return err
+	}
+	// A provider that left the trusted set (invalidated or deleted, here
+	// or on another node) takes its cached keys along; should it be
+	// trusted again, only the keys it then publishes verify.
+	for _, uri := range gone {
+		p.jwks.drop(uri)
+		// Another tenant's registration of the same IdP still trusts
+		// it: fetch its current keys now rather than on its next token,
+		// where the per-URL refetch limit could turn a burst into 401s.
+		if p.servesJWKS(uri) {
+			if _, err := p.jwks.refetch(ctx, uri); err != nil {
+				p.log.Warn("OIDC JWKS refetch for a shared provider failed", "err", err)
+			}
+		}
 	}
 	// Key sets of rediscovered providers are fetched outside the lock; a
 	// failed fetch keeps the previous keys.
@@ -475,12 +510,12 @@ func (p *Providers) refresh(ctx context.Context, rediscover bool) error {
 	return nil
 }
 
-func (p *Providers) refreshLocked(ctx context.Context, rediscover bool) (refetch []string, err error) {
+func (p *Providers) refreshLocked(ctx context.Context, rediscover bool) (refetch, gone []string, err error) {
 	p.refreshMu.Lock()
 	defer p.refreshMu.Unlock()
 	all, err := p.store.ListAllProviders(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading OIDC providers: %w", err)
+		return nil, nil, fmt.Errorf("reading OIDC providers: %w", err)
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
@@ -540,11 +575,22 @@ func (p *Providers) refreshLocked(ctx context.Context, rediscover bool) (refetch
 		}
 		s.list = append(s.list, lp)
 	}
+	active := make(map[string]bool, len(all))
+	for _, r := range all {
+		if r.Active() {
+			active[r.ID] = true
+		}
+	}
+	for id, d := range p.disc {
+		if !active[id] && d.doc != nil {
+			gone = append(gone, d.doc.JWKSURI)
+		}
+	}
 	p.disc = disc
 	p.snap.Store(s)
 	p.health.succeeded()
 	p.changed.observe(fp.Sum64())
-	return refetch, nil
+	return refetch, gone, nil
 }
 
 // pendingRetry spaces discovery attempts of a provider that is down.

@@ -511,3 +511,36 @@ func TestCrossIssuerKeyConfusion(t *testing.T) {
 		t.Fatal("token of provider 1 accepted under provider 2's issuer")
 	}
 }
+
+// TestInvalidationDropsKeysKeepsSharedProviderWarm (issue 13 item 2):
+// invalidating tenant A's registration of an IdP drops that IdP's cached
+// keys; tenant B's registration of the same IdP gets them refetched at
+// once, so B's tokens keep verifying without a fetch of their own, and a
+// key the IdP stopped publishing is gone for both.
+func TestInvalidationDropsKeysKeepsSharedProviderWarm(t *testing.T) {
+	idp := newTestIdP(t)
+	p, _ := newTestProviders(t, idp, nil)
+	uri := strp(idp.WellKnown())
+	va := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-a"}})
+	register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-b"}})
+	ver := p.Verifier()
+	oldB := idp.Token(t, "k1", "u", jwt.MapClaims{"aud": "app-b"})
+	if _, _, err := ver.VerifyExternal(bg, oldB); err != nil {
+		t.Fatal(err)
+	}
+	idp.Rotate("k2", testKey(t, 1))
+	newB := idp.Token(t, "k2", "u", jwt.MapClaims{"aud": "app-b"})
+	if err := p.Invalidate(bg, tenantA, va.ID); err != nil {
+		t.Fatal(err)
+	}
+	hits := idp.JWKSHits.Load()
+	if _, _, err := ver.VerifyExternal(bg, newB); err != nil {
+		t.Fatalf("B's token of the current key: %v", err)
+	}
+	if h := idp.JWKSHits.Load(); h != hits {
+		t.Fatalf("B's token needed %d fetches; the keys should have been refetched at the invalidation", h-hits)
+	}
+	if _, _, err := ver.VerifyExternal(bg, oldB); err == nil {
+		t.Fatal("B's token of the key the IdP no longer publishes still verifies")
+	}
+}

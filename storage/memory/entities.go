@@ -87,6 +87,7 @@ type rev struct {
 	state      string
 	transition string
 	user       string
+	attr       *storage.Attribution // shared by a transaction's revisions
 	txID       [16]byte
 	at         int64
 	change     uint8
@@ -264,7 +265,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		p := r.part
 		start := len(arena)
 		arena = append(arena, w.Data...)
-		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, txID: tx.ID, at: at, change: chUpdated}
+		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, attr: tx.Attribution, txID: tx.ID, at: at, change: chUpdated}
 		switch {
 		case w.Delete:
 			nr.change, nr.data, nr.state = chDeleted, nil, r.revs[len(r.revs)-1].state
@@ -311,7 +312,7 @@ func (r *rec) entity(i int) *storage.Entity {
 		Tenant: r.part.key.tenant, ID: r.id, Model: r.part.key.model, State: v.state, Data: v.data,
 		Version: int64(i + 1), CreatedAt: time.Unix(0, r.revs[0].at).UTC(), UpdatedAt: time.Unix(0, v.at).UTC(),
 		TxID: v.txID, Transition: v.transition, ChangeType: changeNames[v.change], User: v.user,
-		Deleted: v.change == chDeleted,
+		Deleted: v.change == chDeleted, Attribution: v.attr,
 	}
 }
 

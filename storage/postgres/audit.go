@@ -33,9 +33,10 @@ var insertAudit = auditInsertInto + fmt.Sprintf(auditUnnest, "$1::text", "$2::uu
 // atomicity without BEGIN/COMMIT.
 var insertOneAudited = `WITH e AS (INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc)
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9)),
-	r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
-	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11))
-	` + auditInsertInto + fmt.Sprintf(auditUnnest, "$1", "$6", "$10", "$12", "$13", "$14", "$15", "$16", "$17", "$18", "$19", "$20")
+	r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data,
+		user_kind, exec_id, exec_kind)
+	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11, $12, $13, $14))
+	` + auditInsertInto + fmt.Sprintf(auditUnnest, "$1", "$6", "$10", "$15", "$16", "$17", "$18", "$19", "$20", "$21", "$22", "$23")
 
 // auditArgs are the nine column arrays of tx's events, stamped with the
 // commit instant now where an event has no time of its own. Each array is

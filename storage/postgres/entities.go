@@ -31,7 +31,8 @@ const copyThreshold = 8
 
 var (
 	entityCols   = []string{"tenant", "id", "model_name", "model_version", "state", "version", "tx_id", "transition", "created_ns", "updated_ns", "doc"}
-	revisionCols = []string{"tenant", "id", "version", "model_name", "model_version", "state", "change_type", "tx_id", "transition", "user_id", "created_ns", "at_ns", "data"}
+	revisionCols = []string{"tenant", "id", "version", "model_name", "model_version", "state", "change_type", "tx_id", "transition", "user_id", "created_ns", "at_ns", "data",
+		"user_kind", "exec_id", "exec_kind"}
 )
 
 const revSelect = `r.tenant, r.id, r.version, r.model_name, r.model_version, r.state, r.change_type, r.tx_id, r.transition, r.user_id, r.created_ns, r.at_ns, r.data`
@@ -114,7 +115,8 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			}
 		}
 		w := &tx.Writes[0]
-		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data}
+		uk, ei, ek := attribution(tx)
+		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
 		if len(tx.Audit) > 0 {
 			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
 		}
@@ -184,10 +186,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	} else if len(creates) > 0 {
 		b := &pgx.Batch{}
+		uk, ei, ek := attribution(tx)
 		for _, i := range creates {
 			w := &tx.Writes[i]
 			b.Queue(insertOne,
-				tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data)
+				tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek)
 		}
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: inserting entities: %w", err)
@@ -198,6 +201,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	}
 	if len(updates) > 0 {
 		b := &pgx.Batch{}
+		uk, ei, ek := attribution(tx)
 		for _, i := range updates {
 			w := &tx.Writes[i]
 			l := cur[w.ID]
@@ -209,10 +213,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			}
 			b.Queue(`WITH e AS (UPDATE entities SET state = COALESCE(NULLIF($3, ''), state), version = $4, deleted = $5, tx_id = $6,
 					transition = $7, updated_ns = $8, doc = $9 WHERE tenant = $1 AND id = $2 RETURNING state)
-				INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
-				SELECT $1, $2, $4, $10, $11, e.state, $12, $6, $7, $13, $14, $8, $15 FROM e`,
+				INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data,
+					user_kind, exec_id, exec_kind)
+				SELECT $1, $2, $4, $10, $11, e.state, $12, $6, $7, $13, $14, $8, $15, $16, $17, $18 FROM e`,
 				tx.Tenant, w.ID, state, l.version+1, w.Delete, tx.ID, w.Transition, now, doc,
-				l.modelName, l.modelVersion, change, tx.User, l.created, data)
+				l.modelName, l.modelVersion, change, tx.User, l.created, data, uk, ei, ek)
 		}
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: updating entities: %w", err)
@@ -236,8 +241,17 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 // insertOne creates one entity and its first revision in one statement.
 const insertOne = `WITH e AS (INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc)
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9))
-	INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
-	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11)`
+	INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data,
+		user_kind, exec_id, exec_kind)
+	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11, $12, $13, $14)`
+
+// attribution is tx's Attribution as nullable columns.
+func attribution(tx *storage.Tx) (userKind, execID, execKind *string) {
+	if a := tx.Attribution; a != nil {
+		return &a.UserKind, &a.ExecID, &a.ExecKind
+	}
+	return nil, nil, nil
+}
 
 func (s *Entities) copyCreates(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, creates []int, now int64) error {
 	n := 0
@@ -256,13 +270,15 @@ func (s *Entities) copyCreates(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, 
 		return err
 	}
 	n = 0
+	uk, ei, ek := attribution(tx)
 	_, err = ptx.CopyFrom(ctx, pgx.Identifier{"entity_revisions"}, revisionCols, pgx.CopyFromFunc(func() ([]any, error) {
 		if n == len(creates) {
 			return nil, nil
 		}
 		w := &tx.Writes[creates[n]]
 		n++
-		return []any{tx.Tenant, w.ID, int64(1), w.Model.Name, int32(w.Model.Version), w.State, storage.ChangeCreated, tx.ID, w.Transition, tx.User, now, now, w.Data}, nil
+		return []any{tx.Tenant, w.ID, int64(1), w.Model.Name, int32(w.Model.Version), w.State, storage.ChangeCreated, tx.ID, w.Transition, tx.User, now, now, w.Data,
+			uk, ei, ek}, nil
 	}))
 	if err != nil {
 		return fmt.Errorf("postgres: copying revisions: %w", err)
@@ -322,14 +338,44 @@ func (s *Entities) query(ctx context.Context, withData bool, fn func(*storage.En
 	return rows.Err()
 }
 
+// History reads the revisions without their documents, with their
+// attribution (only the history shows it, so other reads skip the columns).
 func (s *Entities) History(ctx context.Context, tenant string, id [16]byte) ([]storage.Entity, error) {
+	c, err := s.db.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Release()
+	rows, err := c.Query(ctx, `SELECT r.tenant, r.id, r.version, r.model_name, r.model_version, r.state, r.change_type, r.tx_id, r.transition,
+			r.user_id, r.created_ns, r.at_ns, r.user_kind, r.exec_id, r.exec_kind
+		FROM entity_revisions r WHERE r.tenant = $1 AND r.id = $2 ORDER BY r.version`, tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: reading history: %w", err)
+	}
+	defer rows.Close()
 	var out []storage.Entity
-	err := s.query(ctx, false, func(e *storage.Entity) error { out = append(out, *e); return nil },
-		`SELECT `+revSelect+` FROM entity_revisions r WHERE r.tenant = $1 AND r.id = $2 ORDER BY r.version`, tenant, id)
-	if err == nil && len(out) == 0 {
+	for rows.Next() {
+		var e storage.Entity
+		var created, at int64
+		var uk, ei, ek *string
+		if err := rows.Scan(&e.Tenant, &e.ID, &e.Version, &e.Model.Name, &e.Model.Version, &e.State, &e.ChangeType, &e.TxID, &e.Transition,
+			&e.User, &created, &at, &uk, &ei, &ek); err != nil {
+			return nil, fmt.Errorf("postgres: reading history: %w", err)
+		}
+		e.CreatedAt, e.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, at).UTC()
+		e.Deleted = e.ChangeType == storage.ChangeDeleted
+		if uk != nil && ei != nil && ek != nil {
+			e.Attribution = &storage.Attribution{UserKind: *uk, ExecID: *ei, ExecKind: *ek}
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: reading history: %w", err)
+	}
+	if len(out) == 0 {
 		return nil, storage.ErrNotFound
 	}
-	return out, err
+	return out, nil
 }
 
 // asAt selects the revisions of a model live at $4.

@@ -1,0 +1,9 @@
+-- Change history attribution (api-surface.md 4.5): the kind of the
+-- principal a revision is attributed to (user_id), and who executed it.
+-- NULL on revisions written before svc recorded them; the history then
+-- omits attributedKind and executedBy, as the reference does for legacy
+-- rows. Added without defaults, so no existing row is rewritten.
+ALTER TABLE entity_revisions
+    ADD COLUMN user_kind text,
+    ADD COLUMN exec_id   text,
+    ADD COLUMN exec_kind text;
