@@ -23,6 +23,7 @@ type Config struct {
 	SuppressBanner        bool
 	MaxStateVisits        int
 	StatsGroupMax         int
+	MaxEntitiesPerRequest int
 	TLSCertFile           string
 	TLSKeyFile            string
 

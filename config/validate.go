@@ -15,6 +15,9 @@ func (c *Config) normalize(explicit map[string]bool) error {
 	if c.StatsGroupMax <= 0 {
 		c.StatsGroupMax = 10000
 	}
+	if c.MaxEntitiesPerRequest <= 0 {
+		c.MaxEntitiesPerRequest = 10000
+	}
 	if c.SearchMaxSortKeys <= 0 {
 		c.SearchMaxSortKeys = 16
 	}

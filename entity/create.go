@@ -107,6 +107,9 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 			return nil, badRequest("invalid JSON")
 		}
 		docs = splitArray(doc)
+		if err := s.checkCount(len(docs)); err != nil {
+			return nil, err
+		}
 		for i, d := range docs {
 			if d[0] != '{' {
 				return nil, badRequest("invalid JSON: element " + strconv.Itoa(i) + " is not an object")
@@ -226,6 +229,9 @@ func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, wi
 	}
 	if items == nil && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
 		return nil, badRequest("invalid JSON array")
+	}
+	if err := s.checkCount(len(items)); err != nil {
+		return nil, err
 	}
 	cache := map[storage.ModelKey]*storage.Model{}
 	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {

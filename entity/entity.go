@@ -71,14 +71,16 @@ const (
 
 // Service runs entity operations. It is safe for concurrent use.
 type Service struct {
-	store     storage.Entities
-	models    storage.Models
-	gate      ModelGate
-	wf        Workflow
-	groupMax  int
-	xmlToJSON func([]byte) ([]byte, error)
-	conds     ConditionCompiler
-	tasks     storage.ScheduledTasks
+	store    storage.Entities
+	models   storage.Models
+	gate     ModelGate
+	wf       Workflow
+	groupMax int
+	// maxPerRequest is SVC_MAX_ENTITIES_PER_REQUEST.
+	maxPerRequest int
+	xmlToJSON     func([]byte) ([]byte, error)
+	conds         ConditionCompiler
+	tasks         storage.ScheduledTasks
 	// joins are the transactions open to compute-member callbacks.
 	joins *joins
 }
@@ -107,7 +109,8 @@ func WithXML(conv func([]byte) ([]byte, error)) Option {
 
 // New returns a service over store. gate admits documents into models.
 func New(store storage.Entities, models storage.Models, gate ModelGate, opts ...Option) *Service {
-	s := &Service{store: store, models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000}
+	s := &Service{store: store, models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000,
+		maxPerRequest: DefaultMaxPerRequest}
 	for _, o := range opts {
 		o(s)
 	}

@@ -25,6 +25,9 @@ func (s *Service) CreateEntities(ctx context.Context, a Actor, items []NewEntity
 	if len(items) == 0 {
 		return Chunk{}, badRequest("collection is empty")
 	}
+	if err := s.checkCount(len(items)); err != nil {
+		return Chunk{}, err
+	}
 	cache := map[storage.ModelKey]*storage.Model{}
 	chunk := make([]newItem, len(items))
 	for i := range items {

@@ -212,6 +212,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 	if len(items) == 0 {
 		return nil, badRequest("collection is empty")
 	}
+	if err := s.checkCount(len(items)); err != nil {
+		return nil, err
+	}
 	ids := make([][16]byte, len(items))
 	docs := make([][]byte, len(items))
 	for i := range items {

@@ -63,7 +63,7 @@ func newEntityPostgres(t testing.TB) *postgres.DB {
 	return db
 }
 
-func newEntityEnv(t testing.TB, engine string) *entityEnv {
+func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv {
 	t.Helper()
 	var ms storage.Models
 	var es storage.Entities
@@ -79,8 +79,8 @@ func newEntityEnv(t testing.TB, engine string) *entityEnv {
 	// The search service compiles the condition bodies of delete-by-model
 	// and grouped stats; its async pool is not started here.
 	ssvc := search.New(ms, sr, memory.NewSearchJobs(), search.Options{})
-	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50),
-		entity.WithConditions(ssvc))
+	esvc := entity.New(es, ms, entity.GateOf(msvc), append([]entity.Option{entity.WithXML(entity.XMLToJSON), entity.WithGroupMax(50),
+		entity.WithConditions(ssvc)}, opts...)...)
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

@@ -39,6 +39,7 @@ var codeStatus = map[string]int{
 	"OIDC_PROVIDER_INACTIVE":           409,
 	"TRANSACTION_EXPIRED":              410,
 	"ENTITY_MODIFIED":                  412,
+	"TOO_MANY_ENTITIES":                413,
 	"UNSUPPORTED_MEDIA_TYPE":           415,
 	"INVALID_UNIQUE_KEY":               422,
 	"INVALID_UNIQUE_KEY_DEFINITION":    422,

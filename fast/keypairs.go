@@ -11,21 +11,37 @@ import (
 	"svc/storage"
 )
 
-// Signing keypairs (spec 4.4). Keypairs are global: they sign every
-// tenant's tokens, so any tenant's administrator manages them (iam.md 4.8).
+// Signing keypairs (spec 4.4). Keypairs are the service's, not a tenant's:
+// they sign every tenant's tokens, so only an administrator of the bootstrap
+// tenant manages them (DECISIONS, IAM); the route table's Admin level is
+// checked first, serviceAdmin narrows it.
 func init() {
 	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
 		if s.deps.IAM == nil || s.deps.IAM.Keys == nil {
 			return nil
 		}
 		return map[string]fasthttp.RequestHandler{
-			"getCurrentJwtKeyPair": s.currentKeypair,
-			"issueJwtKeyPair":      s.issueKeypair,
-			"invalidateJwtKeyPair": s.invalidateKeypair,
-			"reactivateJwtKeyPair": s.reactivateKeypair,
-			"deleteJwtKeyPair":     s.deleteKeypair,
+			"getCurrentJwtKeyPair": s.serviceAdmin(s.currentKeypair),
+			"issueJwtKeyPair":      s.serviceAdmin(s.issueKeypair),
+			"invalidateJwtKeyPair": s.serviceAdmin(s.invalidateKeypair),
+			"reactivateJwtKeyPair": s.serviceAdmin(s.reactivateKeypair),
+			"deleteJwtKeyPair":     s.serviceAdmin(s.deleteKeypair),
 		}
 	})
+}
+
+// serviceAdmin lets through only ROLE_ADMIN of the bootstrap tenant
+// (SVC_BOOTSTRAP_TENANT_ID); an administrator of any other tenant gets the
+// same 403 FORBIDDEN a non-administrator gets.
+func (s *Server) serviceAdmin(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		p := PrincipalOf(ctx)
+		if p == nil || !p.HasRole(iam.RoleAdmin) || p.TenantID != s.cfg.BootstrapTenantID {
+			s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "signing keypairs belong to the service: ROLE_ADMIN in the bootstrap tenant is required"))
+			return
+		}
+		next(ctx)
+	}
 }
 
 // keypairDTO is the public part only.

@@ -23,6 +23,10 @@ type errDoc struct {
 
 func e(status int, desc string) errDoc { return errDoc{status, desc} }
 
+// keypairAccess ends every keypair operation's description: signing keys
+// are the service's, not a tenant's.
+const keypairAccess = " Service-wide: needs ROLE_ADMIN in the bootstrap tenant (SVC_BOOTSTRAP_TENANT_ID); an administrator of any other tenant gets 403 FORBIDDEN."
+
 func param(in, name, desc string, schema Map, required bool) Map {
 	p := Map{"name": name, "in": in, "schema": schema}
 	if desc != "" {
@@ -107,6 +111,7 @@ func opDocTable() map[string]opDoc {
 	eUniqueKey := e(422, "INVALID_UNIQUE_KEY: the entity sets only part of a unique key.")
 	eLocked409 := e(409, "MODEL_ALREADY_LOCKED: the model is locked.")
 	eTooLarge := e(413, "BAD_REQUEST: the body is over 10 MiB.")
+	eTooMany := e(413, "TOO_MANY_ENTITIES (svc extension): more entities than SVC_MAX_ENTITIES_PER_REQUEST (default 10000); nothing is written.")
 
 	// Bodies shared by several operations.
 	entityWriteBody := Map{
@@ -273,7 +278,7 @@ func opDocTable() map[string]opDoc {
 			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
 			body:        jsonBody("The updates.", withDesc(Map{"type": "array", "minItems": 1, "items": ref("CollectionUpdateItem")}, ""), true),
 			ok:          txResults,
-			errs:        []errDoc{e(400, "BAD_REQUEST: empty collection, missing id, invalid payload, or format is not JSON."), eWorkflow, eEntity404, eConflict409, e(409, "UNIQUE_VIOLATION: a unique key is taken."), eUniqueKey},
+			errs:        []errDoc{e(400, "BAD_REQUEST: empty collection, missing id, invalid payload, or format is not JSON."), eWorkflow, eEntity404, eConflict409, e(409, "UNIQUE_VIOLATION: a unique key is taken."), eUniqueKey, eTooMany},
 		},
 		"createCollection": {
 			desc:        "Creates entities of any models, `transactionWindow` per transaction. Each target model must be locked.",
@@ -281,7 +286,7 @@ func opDocTable() map[string]opDoc {
 			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
 			body:        jsonBody("The entities.", arr(ref("CollectionCreateItem"), ""), true),
 			ok:          txResults,
-			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: an item is invalid (the message names it)."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey},
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: an item is invalid (the message names it)."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey, eTooMany},
 		},
 		"updateSingleWithLoopback": {
 			desc:        "Replaces the entity and re-enters its current state, so automated transitions may fire.",
@@ -328,7 +333,7 @@ func opDocTable() map[string]opDoc {
 				},
 			},
 			ok:   txResults,
-			errs: []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: the body is invalid for the model."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey},
+			errs: []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: the body is invalid for the model."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey, eTooMany},
 		},
 
 		// Messaging.
@@ -434,30 +439,34 @@ func opDocTable() map[string]opDoc {
 
 		// IAM: signing keypairs.
 		"issueJwtKeyPair": {
-			desc:    "Creates an RSA-2048 keypair; with invalidateCurrent it also retires the current key of that audience after a grace period.",
+			desc:    "Creates an RSA-2048 keypair; with invalidateCurrent it also retires the current key of that audience after a grace period." + keypairAccess,
 			body:    jsonBody("The keypair to create.", ref("IssueJwtKeyPairRequest"), true),
 			ok:      okJSON("The new keypair (public part).", ref("JwtKeyPair")),
 			errs:    []errDoc{e(400, "BAD_REQUEST or UNSUPPORTED_ALGORITHM.")},
 			mock501: true,
 		},
 		"getCurrentJwtKeyPair": {
+			desc:    "Returns the public part of the active signing keypair of an audience." + keypairAccess,
 			params:  []Map{query("audience", "Whose keypair.", withDesc(Map{"type": "string", "enum": []string{"human", "client"}, "default": "client"}, ""))},
 			ok:      okJSON("The active keypair (public part).", ref("JwtKeyPair")),
 			errs:    []errDoc{e(400, "BAD_REQUEST: invalid audience."), e(404, "KEYPAIR_NOT_FOUND: none is active.")},
 			mock501: true,
 		},
 		"deleteJwtKeyPair": {
+			desc:    "Deletes a signing keypair at once; tokens it signed stop verifying." + keypairAccess,
 			ok:      okEmpty("Deleted; no body."),
 			errs:    []errDoc{eKeypair404},
 			mock501: true,
 		},
 		"invalidateJwtKeyPair": {
+			desc:    "Stops a keypair signing and ends its validity after the grace period." + keypairAccess,
 			body:    jsonBody("Optional grace period.", ref("InvalidateKeyRequest"), false),
 			ok:      okEmpty("Invalidated; no body."),
 			errs:    []errDoc{e(400, "BAD_REQUEST: invalid grace period."), eKeypair404},
 			mock501: true,
 		},
 		"reactivateJwtKeyPair": {
+			desc:    "Reopens a keypair's validity window until the given validTo." + keypairAccess,
 			body:    jsonBody("The new validity.", ref("ReactivateKeyRequest"), true),
 			ok:      okJSON("The keypair.", ref("JwtKeyPair")),
 			errs:    []errDoc{e(400, "BAD_REQUEST: validTo missing, past, or before validFrom."), eKeypair404},

@@ -211,7 +211,7 @@ func tokenResponses() Map {
 func sharedResponses() Map {
 	return Map{
 		"Unauthorized":   problemResponse("UNAUTHORIZED: the bearer token is missing, invalid, expired or untrusted."),
-		"Forbidden":      problemResponse("FORBIDDEN: the ROLE_ADMIN role is required."),
+		"Forbidden":      problemResponse("FORBIDDEN: the ROLE_ADMIN role is required; signing keypair operations need it in the bootstrap tenant (SVC_BOOTSTRAP_TENANT_ID)."),
 		"NotImplemented": problemResponse("NOT_IMPLEMENTED: this operation is not available yet."),
 		"ServerError":    problemResponse("Unexpected error. 5xx answers carry a `ticket` to quote; 503 answers may be retryable (properties.retryable)."),
 	}

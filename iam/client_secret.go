@@ -27,19 +27,30 @@ func newClientSecret() string {
 	return hex.EncodeToString(b[:])
 }
 
-// HashSecret is the stored form of a client secret.
+// Stored forms of a client secret (storage.M2MClient.SecretHash), told
+// apart by their prefix:
+//
+//   - 32 bytes, no prefix: SHA-256 of a secret svc generated. 256 random
+//     bits cannot be guessed offline, so a fast hash is right (DECISIONS).
+//     Every record written before operator secrets were hashed slowly has
+//     this form and keeps working.
+//   - "$argon2id$v=19$m=…,t=…,p=…$salt$hash" (argon2id.go): a secret a
+//     person chose (the bootstrap client's), which a leaked backup must not
+//     give away to a dictionary attack.
+
+// HashSecret is the stored form of a secret svc generated.
 func HashSecret(secret string) []byte {
 	sum := sha256.Sum256([]byte(secret))
 	return sum[:]
 }
 
 // dummySecretHash is compared against when the client id is unknown, so an
-// unknown id costs the same as a wrong secret.
+// unknown id costs the same as a wrong generated secret.
 var dummySecretHash = HashSecret("svc-unknown-client")
 
-// secretMatches compares in constant time; both sides are fixed-length
+// sha256Matches compares in constant time; both sides are fixed-length
 // digests, so not even the length leaks.
-func secretMatches(storedHash []byte, secret string) bool {
+func sha256Matches(storedHash []byte, secret string) bool {
 	got := sha256.Sum256([]byte(secret))
 	return subtle.ConstantTimeCompare(storedHash, got[:]) == 1
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"svc/storage"
 )
@@ -18,12 +19,28 @@ type Clients struct {
 	store            storage.M2MClients
 	adminRoleEnabled bool
 	now              func() time.Time
+	// password hashes operator-chosen secrets; verified keeps the token
+	// rate for them (secret_cache.go).
+	password PasswordParams
+	verified *verifiedSecrets
 }
 
 // NewClients builds the machine-client service. adminRoleEnabled is
 // SVC_IAM_M2M_ADMIN_ROLE_ENABLED.
 func NewClients(store storage.M2MClients, adminRoleEnabled bool) *Clients {
-	return &Clients{store: store, adminRoleEnabled: adminRoleEnabled, now: time.Now}
+	return &Clients{store: store, adminRoleEnabled: adminRoleEnabled, now: time.Now,
+		password: DefaultPasswordParams, verified: newVerifiedSecrets(maxVerifiedSecrets)}
+}
+
+// MinOperatorSecretLen is the length below which start-up warns about the
+// bootstrap secret: 32 characters of a random alphabet are ~160 bits or
+// more, beyond an offline dictionary even of a leaked backup.
+const MinOperatorSecretLen = 32
+
+// ShortOperatorSecret reports whether a configured secret is shorter than
+// MinOperatorSecretLen characters.
+func ShortOperatorSecret(secret string) bool {
+	return utf8.RuneCountInString(secret) < MinOperatorSecretLen
 }
 
 // ClientCredentials is the create/rotate result (RFC 7591 shape); Secret is
@@ -136,23 +153,56 @@ func (c *Clients) Authenticate(ctx context.Context, id, secret string) (*storage
 	if rec != nil {
 		hash = rec.SecretHash
 	}
-	ok := secretMatches(hash, secret)
+	ok, err := c.secretMatches(ctx, id, hash, secret)
+	if err != nil {
+		return nil, err
+	}
 	if rec == nil || !ok {
 		return nil, ErrInvalidClient
 	}
 	return rec, nil
 }
 
+// secretMatches checks secret against a stored form of either kind. An
+// Argon2id form is looked up in the verified-secret cache first; only a
+// miss pays the slow hash, and only a match is remembered.
+func (c *Clients) secretMatches(ctx context.Context, id string, stored []byte, secret string) (bool, error) {
+	if !isArgon2id(stored) {
+		return sha256Matches(stored, secret), nil
+	}
+	k := c.verified.mac(id, stored, secret)
+	if c.verified.has(k) {
+		return true, nil
+	}
+	ok, err := argon2Matches(ctx, stored, secret)
+	if ok {
+		c.verified.add(k)
+	}
+	return ok, err
+}
+
 // EnsureBootstrap writes the configured bootstrap client over whatever is
-// stored under its id: configuration is the source of truth for it.
+// stored under its id: configuration is the source of truth for it. Its
+// secret is a person's choice, so it is stored with Argon2id; a stored
+// Argon2id form that already matches is kept (no new salt on every start),
+// and a legacy SHA-256 form is replaced.
 func (c *Clients) EnsureBootstrap(ctx context.Context, id, secret, tenant, userID string, roles []string) error {
 	now := c.now().UTC()
 	created := now
+	var stored []byte
 	if old, err := c.store.LookupClient(ctx, id); err == nil {
 		created = old.CreatedAt
+		if ok, err := c.secretMatches(ctx, id, old.SecretHash, secret); err != nil {
+			return fmt.Errorf("iam: checking the stored bootstrap secret: %w", err)
+		} else if ok && isArgon2id(old.SecretHash) {
+			stored = old.SecretHash
+		}
+	}
+	if stored == nil {
+		stored = hashOperatorSecret(secret, c.password)
 	}
 	err := c.store.UpsertClient(ctx, &storage.M2MClient{ClientID: id, Tenant: tenant, UserID: userID,
-		Roles: append([]string{}, roles...), SecretHash: HashSecret(secret), CreatedAt: created, UpdatedAt: now})
+		Roles: append([]string{}, roles...), SecretHash: stored, CreatedAt: created, UpdatedAt: now})
 	if err != nil {
 		return fmt.Errorf("iam: storing the bootstrap client: %w", err)
 	}

@@ -39,11 +39,16 @@ var blocked = func() []netip.Prefix {
 
 // Blocked reports whether ip may not be dialled. IPv4-mapped IPv6 forms
 // (::ffff:a.b.c.d) are judged as the IPv4 address they carry.
+//
+// Any address with an IPv6 zone (fe80::1%eth0, [::1%25lo] in a URL) is
+// blocked: netip.Prefix.Contains never matches a zoned address, so without
+// this a zone walked past every range below, and a zone only has meaning for
+// scoped, on-link destinations, never for a public identity provider.
 func Blocked(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() {
+	if !ip.IsValid() || ip.Zone() != "" {
 		return true
 	}
+	ip = ip.Unmap()
 	for _, p := range blocked {
 		if p.Contains(ip) {
 			return true

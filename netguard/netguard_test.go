@@ -30,6 +30,14 @@ func TestBlockedRanges(t *testing.T) {
 		{"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true}, {"::ffff:169.254.169.254", true}, {"64:ff9b::a00:1", true},
 		{"8.8.8.8", false}, {"172.32.0.1", false}, {"100.128.0.1", false}, {"::ffff:8.8.8.8", false},
 		{"2606:4700:4700::1111", false}, {"1.1.1.1", false},
+		// Zoned forms: netip's Prefix.Contains never matches a zoned address,
+		// so each of these was allowed before zones were refused.
+		{"::1%lo", true}, {"::1%eth0", true}, {"::1%1", true},
+		{"fe80::1%eth0", true}, {"fe80::1%2", true}, {"fd00::1%lo", true}, {"fc00::1%eth0", true},
+		{"::ffff:127.0.0.1%lo", true}, {"::ffff:10.0.0.1%eth0", true}, {"::ffff:169.254.169.254%1", true},
+		{"::%lo", true}, {"ff02::1%eth0", true},
+		// A zone has no meaning for a public destination either.
+		{"2606:4700:4700::1111%eth0", true},
 	}
 	for _, c := range cases {
 		if got := Blocked(netip.MustParseAddr(c.ip)); got != c.blocked {
@@ -45,6 +53,17 @@ func TestDialTimeRefusal(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	// A live IPv6 loopback server makes the zoned ::1 forms reach something
+	// when the guard lets them through (the IPv4 server is not on ::1).
+	port6 := port
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		srv6 := httptest.NewUnstartedServer(srv.Config.Handler)
+		srv6.Listener.Close()
+		srv6.Listener = ln
+		srv6.Start()
+		defer srv6.Close()
+		port6 = srv6.URL[strings.LastIndexByte(srv6.URL, ':')+1:]
+	}
 	res := netguardtest.FakeDNS(t, map[string][]netip.Addr{
 		"private.test": {netip.MustParseAddr("10.0.0.7")},
 		"loop.test":    {netip.MustParseAddr("127.0.0.1")},
@@ -68,6 +87,13 @@ func TestDialTimeRefusal(t *testing.T) {
 		"http://meta.test/",
 		"http://ula.test/",
 		"http://mapped.test:" + port + "/",
+		// Zoned literals of the live loopback server and of scoped ranges.
+		"http://[::1%25lo]:" + port6 + "/",
+		"http://[::1%25eth0]:" + port6 + "/",
+		"http://[::1%251]:" + port6 + "/",
+		"http://[::ffff:127.0.0.1%25lo]:" + port + "/",
+		"http://[fe80::1%25lo]:" + port + "/",
+		"http://[fd00::1%25lo]/",
 	} {
 		resp, err := c.Get(u)
 		if err == nil {
@@ -117,7 +143,8 @@ func TestCheckHost(t *testing.T) {
 	})
 	o := opts(res)
 	ctx := context.Background()
-	for _, h := range []string{"127.0.0.1", "169.254.169.254", "fc00::5", "mixed.test", "::ffff:192.168.1.1"} {
+	for _, h := range []string{"127.0.0.1", "169.254.169.254", "fc00::5", "mixed.test", "::ffff:192.168.1.1",
+		"::1%lo", "::1%eth0", "::1%1", "fe80::1%eth0", "fd00::1%lo", "::ffff:127.0.0.1%lo"} {
 		if err := CheckHost(ctx, o, h); !errors.Is(err, ErrBlocked) {
 			t.Errorf("%s: %v, want ErrBlocked", h, err)
 		}

@@ -43,6 +43,11 @@ func startJWT(ctx context.Context, cfg *config.Config, st storage.IAMStores, ext
 	}
 	clients := iam.NewClients(st.Clients, cfg.M2MAdminRoleEnabled)
 	if cfg.BootstrapClientID != "" {
+		if iam.ShortOperatorSecret(cfg.BootstrapClientSecret) {
+			// Neither the secret nor its length is logged.
+			log.Warn("SVC_BOOTSTRAP_CLIENT_SECRET is shorter than 32 characters; it is stored with Argon2id, but use a long random secret",
+				"client_id", cfg.BootstrapClientID)
+		}
 		if err := clients.EnsureBootstrap(ctx, cfg.BootstrapClientID, cfg.BootstrapClientSecret,
 			cfg.BootstrapTenantID, cfg.BootstrapUserID, cfg.BootstrapRoles); err != nil {
 			return nil, err

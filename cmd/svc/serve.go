@@ -60,7 +60,7 @@ func serve() int {
 		return 1
 	}
 	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
-		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithXML(entity.XMLToJSON),
+		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc),
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(txTokens))
 	modelSvc.SetEntityCounter(entitySvc)
