@@ -64,6 +64,8 @@ type Service struct {
 	tasks     storage.ScheduledTasks
 	// joins are the transactions open to compute-member callbacks.
 	joins *joins
+	// keys are the compiled unique keys of models (unique.go).
+	keys keyCache
 }
 
 // Option configures a Service.
@@ -185,6 +187,10 @@ func txIDFor(ctx context.Context) ([16]byte, error) {
 func AsAPI(err error) *apierr.Error {
 	if e, ok := apierr.As(err); ok {
 		return e
+	}
+	var uv *storage.UniqueViolation
+	if errors.As(err, &uv) {
+		return uniqueViolation(uv)
 	}
 	switch {
 	case errors.Is(err, storage.ErrConflict):

@@ -393,7 +393,7 @@ func (s *Service) commitOwned(ctx context.Context, tx *storage.Tx) ([16]byte, er
 		ow.cur.seal(tx)
 	}
 	_, err := s.store.Commit(ctx, tx)
-	return tx.ID, err
+	return tx.ID, commitErr(err)
 }
 
 // latest is the entity as a request sees it: inside a joined transaction
