@@ -211,6 +211,10 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			}
 			return Chunk{}, err
 		}
+		if ow != nil && len(items) > 1 {
+			// Callbacks of the chunk's later items read this one.
+			ow.cur.show(tx.Writes[i], true, a.User)
+		}
 	}
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])

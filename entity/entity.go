@@ -92,7 +92,8 @@ func WithXML(conv func([]byte) ([]byte, error)) Option {
 
 // New returns a service over store. gate admits documents into models.
 func New(store storage.Entities, models storage.Models, gate ModelGate, opts ...Option) *Service {
-	s := &Service{store: store, models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000}
+	// Requests that joined a transaction read its uncommitted writes.
+	s := &Service{store: storage.Overlay(store), models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000}
 	for _, o := range opts {
 		o(s)
 	}

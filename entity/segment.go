@@ -101,6 +101,7 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	tok := ow.cur.Token()
 	if g.run != nil {
 		g.run.TxToken, g.run.MintTxToken, g.run.Savepoints = tok, nil, ow.cur
+		g.run.Publish = publisher(ow.cur, g.id, g.model, false, g.a.User)
 	}
 	if sg.StartNewTx {
 		return tok, nil

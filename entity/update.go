@@ -293,6 +293,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 				}
 				continue
 			}
+			if ow != nil && hi-lo > 1 {
+				ow.cur.show(w, false, a.User)
+			}
 			pending[e.ID] = len(tx.Writes)
 			tx.Writes = append(tx.Writes, w)
 			evs = append(evs, wevs)
@@ -347,10 +350,9 @@ func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelK
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {
 		return nil, err
 	}
-	if joinedFrom(ctx) != nil {
-		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by model is not supported inside a joined transaction (X-Tx-Token)")
-	}
-	if len(bytes.TrimSpace(body)) > 0 {
+	if len(bytes.TrimSpace(body)) > 0 || joinedFrom(ctx) != nil {
+		// Inside a joined transaction even delete-all goes entity by
+		// entity: the deletes join the buffer, over what it holds.
 		return s.deleteWhere(ctx, a, key, body, at)
 	}
 	txID, err := newTimeID()
