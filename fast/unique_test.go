@@ -1,10 +1,17 @@
 package fast
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"svc/compute/member"
+	"svc/compute/wire"
 )
 
 // keyedModel registers person/1 in tenant with two unique keys, email
@@ -160,6 +167,67 @@ func TestUniqueKeyRaces(t *testing.T) {
 			if n := env.count("t1", "person", 1); n != 50 {
 				t.Fatalf("%d entities after 50 races", n)
 			}
+		})
+	}
+}
+
+// Unique keys on the gRPC CRUD RPCs and on writes of callbacks joined to
+// a transaction: a taken value fails the gRPC write with
+// UNIQUE_VIOLATION, and a callback's duplicate fails the request it
+// joined, on both engines.
+func TestUniqueKeysGRPCAndJoined(t *testing.T) {
+	for _, engine := range entityEngines {
+		t.Run(engine, func(t *testing.T) {
+			env := newJoinEnv(t, engine, time.Minute)
+			env.setupModels()
+			env.entityEnv.keyedModel("A")
+			grpcWrite := func(tok, typ string, payload map[string]any) wire.TransactionResponse {
+				var tr wire.TransactionResponse
+				if err := env.grpcCall("A", tok, typ, map[string]any{"dataFormat": "JSON", "payload": payload}, &tr); err != nil {
+					t.Fatalf("%s: %v", typ, err)
+				}
+				return tr
+			}
+			person := map[string]any{"name": "person", "version": 1}
+			ok := grpcWrite("", wire.TypeEntityCreateRequest, map[string]any{"model": person, "data": map[string]any{"email": "g@x"}})
+			if !ok.Success {
+				t.Fatalf("gRPC create: %+v", ok.Error)
+			}
+			taken := func(tr wire.TransactionResponse, code string) {
+				t.Helper()
+				if tr.Success || tr.Error == nil || !strings.HasPrefix(tr.Error.Message, code+": ") {
+					t.Fatalf("want %s, got %+v", code, tr)
+				}
+			}
+			taken(grpcWrite("", wire.TypeEntityCreateRequest, map[string]any{"model": person, "data": map[string]any{"email": "g@x"}}), "UNIQUE_VIOLATION")
+			taken(grpcWrite("", wire.TypeEntityCreateRequest, map[string]any{"model": person, "data": map[string]any{"org": "o"}}), "INVALID_UNIQUE_KEY")
+			other, _ := env.create("A", "person", 1, `{"email":"h@x"}`)
+			taken(grpcWrite("", wire.TypeEntityUpdateRequest, map[string]any{"entityId": other, "data": map[string]any{"email": "g@x"}}), "UNIQUE_VIOLATION")
+
+			// A callback writes a duplicate inside the owner's transaction:
+			// the owner's request fails and nothing of it commits.
+			env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+				st, b, err := env.httpCall("A", c.TxToken, "POST", "/entity/JSON/person/1", `{"email":"g@x","name":"joined"}`)
+				if err != nil || st != 200 {
+					return nil, fmt.Errorf("joined create: %d %s %v", st, b, err)
+				}
+				return nil, nil
+			})
+			before := env.count("A", "person", 1)
+			env.call("A", "POST", "/entity/JSON/order/1", []byte(`{"n":1,"note":"x"}`)).problem(t, 409, "UNIQUE_VIOLATION")
+			if n := env.count("A", "person", 1); n != before {
+				t.Fatalf("the refused transaction wrote: %d → %d", before, n)
+			}
+			// A free value commits with the owner.
+			env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
+				tr := grpcWrite(c.TxToken, wire.TypeEntityCreateRequest, map[string]any{"model": person, "data": map[string]any{"email": "j@x"}})
+				if !tr.Success {
+					return nil, fmt.Errorf("joined gRPC create: %+v", tr.Error)
+				}
+				return nil, nil
+			})
+			env.create("A", "order", 1, `{"n":1,"note":"x"}`)
+			env.call("A", "POST", "/entity/JSON/person/1", []byte(`{"email":"j@x"}`)).problem(t, 409, "UNIQUE_VIOLATION")
 		})
 	}
 }
