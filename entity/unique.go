@@ -166,6 +166,10 @@ func uniqueViolation(v *storage.UniqueViolation) *apierr.Error {
 
 // commitErr gives a commit's unique violation its catalogue error.
 func commitErr(err error) error {
+	if err == nil || !errors.Is(err, storage.ErrUniqueViolation) {
+		// errors.As's target escapes: keep the hot path free of it.
+		return err
+	}
 	var v *storage.UniqueViolation
 	if errors.As(err, &v) {
 		return uniqueViolation(v)
