@@ -25,13 +25,14 @@ import (
 //
 // What a joined request sees and does:
 //   - every current read (get by id, list, search direct and over gRPC,
-//     stats, grouped stats, changes, and the loads of every write) sees
+//     stats, grouped stats, changes, transitions, and the loads of every
+//     write) sees
 //     the transaction's uncommitted writes over committed data, through
 //     the storage overlays (storage/overlay.go): the writes of joined
 //     requests, the owner's entities already settled in its chunk, and
 //     the entity the owner's run is processing as it stands at each
-//     dispatch (Run.Publish). Reads at a point in time or a transaction,
-//     async search and transitions read committed data;
+//     dispatch (Run.Publish). Reads at a point in time or a transaction
+//     and async search read committed data;
 //   - create, update, patch, collection update, delete, delete by
 //     condition and delete all add to the buffer and answer with the
 //     owner's transaction id;

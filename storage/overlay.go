@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -80,7 +81,7 @@ func pendingOf(ctx context.Context, tenant string, model ModelKey, at *time.Time
 func (o overlayEntities) Get(ctx context.Context, tenant string, id [16]byte) (*Entity, error) {
 	e, err := o.Entities.Get(ctx, tenant, id)
 	p := PendingFrom(ctx, tenant)
-	if p == nil || (err != nil && err != ErrNotFound) {
+	if p == nil || (err != nil && !errors.Is(err, ErrNotFound)) {
 		return e, err
 	}
 	b, found := p.PendingEntity(id, e)
@@ -96,7 +97,7 @@ func (o overlayEntities) Get(ctx context.Context, tenant string, id [16]byte) (*
 func (o overlayEntities) History(ctx context.Context, tenant string, id [16]byte) ([]Entity, error) {
 	h, err := o.Entities.History(ctx, tenant, id)
 	p := PendingFrom(ctx, tenant)
-	if p == nil || (err != nil && err != ErrNotFound) {
+	if p == nil || (err != nil && !errors.Is(err, ErrNotFound)) {
 		return h, err
 	}
 	var base *Entity
@@ -198,7 +199,7 @@ func (o overlayEntities) Scan(ctx context.Context, tenant string, model ModelKey
 // ("" and false when it has none).
 func (o overlayEntities) committedState(ctx context.Context, tenant string, id [16]byte) (string, bool, error) {
 	e, err := o.Entities.Get(ctx, tenant, id)
-	if err == ErrNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return "", false, nil
 	}
 	if err != nil {
