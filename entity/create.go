@@ -161,6 +161,14 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		}
 		i = j
 	}
+	for i, it := range items {
+		if err := s.checkKeys(it.model, it.data); err != nil {
+			if prefix {
+				err = itemErr(base+i, err)
+			}
+			return Chunk{}, err
+		}
+	}
 	txID, err := txIDFor(ctx)
 	if err != nil {
 		return Chunk{}, err
@@ -200,6 +208,16 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			evs[i] = st.Events
 		}
 		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: st.State, Data: st.Data, Transition: "loopback"}
+		if err := s.keyWrite(it.model, &tx.Writes[i]); err != nil {
+			if prefix {
+				err = itemErr(base+i, err)
+			}
+			return Chunk{}, err
+		}
+		if ow != nil && len(items) > 1 {
+			// Callbacks of the chunk's later items read this one.
+			ow.cur.show(tx.Writes[i], true, a.User)
+		}
 	}
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])

@@ -1,10 +1,12 @@
 package entity
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
 
+	"svc/predicate"
 	"svc/storage"
 )
 
@@ -14,10 +16,17 @@ import (
 // after it was read makes the whole request fail with CONFLICT and delete
 // nothing; one that matched at the instant but is deleted since is
 // skipped (matched, not removed). Every delete records its EntityChange.
+//
+// Inside a joined transaction the selection reads the transaction's
+// uncommitted writes too (storage.Overlay), and the deletes join its
+// buffer; an empty body there selects every entity.
 func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
-	cond, err := s.condition(ctx, a.Tenant, key, body)
-	if err != nil {
-		return nil, err
+	var cond *predicate.Condition
+	var err error
+	if len(bytes.TrimSpace(body)) > 0 {
+		if cond, err = s.condition(ctx, a.Tenant, key, body); err != nil {
+			return nil, err
+		}
 	}
 	type hit struct {
 		id      [16]byte
@@ -53,8 +62,15 @@ func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey
 	if len(tx.Writes) == 0 {
 		return d, nil
 	}
-	if tx.ID, err = newTimeID(); err != nil {
+	if tx.ID, err = txIDFor(ctx); err != nil {
 		return nil, err
+	}
+	if joinedFrom(ctx) != nil {
+		if _, err := s.commitOwned(ctx, withAudit(tx, nil)); err != nil {
+			return nil, err
+		}
+		d.Removed = int64(len(tx.Writes))
+		return d, nil
 	}
 	if _, err := s.store.Commit(ctx, withAudit(tx, nil)); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {

@@ -62,6 +62,9 @@ func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte
 	if o := runTx(ctx); o != nil {
 		r.MintTxToken = o.Token
 		r.Savepoints = o
+		if id != ([16]byte{}) {
+			r.Publish = publisher(o, id, m.Key, state == "", r.Auth.ID)
+		}
 	}
 	return r
 }

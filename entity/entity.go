@@ -83,6 +83,8 @@ type Service struct {
 	tasks         storage.ScheduledTasks
 	// joins are the transactions open to compute-member callbacks.
 	joins *joins
+	// keys are the compiled unique keys of models (unique.go).
+	keys keyCache
 }
 
 // Option configures a Service.
@@ -109,7 +111,8 @@ func WithXML(conv func([]byte) ([]byte, error)) Option {
 
 // New returns a service over store. gate admits documents into models.
 func New(store storage.Entities, models storage.Models, gate ModelGate, opts ...Option) *Service {
-	s := &Service{store: store, models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000,
+	// Requests that joined a transaction read its uncommitted writes.
+	s := &Service{store: storage.Overlay(store), models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000,
 		maxPerRequest: DefaultMaxPerRequest}
 	for _, o := range opts {
 		o(s)
@@ -205,6 +208,10 @@ func txIDFor(ctx context.Context) ([16]byte, error) {
 func AsAPI(err error) *apierr.Error {
 	if e, ok := apierr.As(err); ok {
 		return e
+	}
+	var uv *storage.UniqueViolation
+	if errors.As(err, &uv) {
+		return uniqueViolation(uv)
 	}
 	switch {
 	case errors.Is(err, storage.ErrConflict):

@@ -150,6 +150,9 @@ func (s *Service) FireTask(ctx context.Context, claimed storage.ScheduledTask, n
 	}
 	tx.Tasks = append(tx.Tasks, ops...)
 	tx.Writes = []storage.Write{{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: t.Transition, ExpectVersion: e.Version}}
+	if err := s.keyWrite(m, &tx.Writes[0]); err != nil {
+		return FireLeft, fmt.Errorf("scheduled fire: %w", err)
+	}
 	if _, err := s.commitOwned(ctx, withAudit(tx, [][]storage.AuditEvent{st.Events})); err != nil {
 		return FireLeft, fmt.Errorf("scheduled fire: saving entity: %w", err)
 	}

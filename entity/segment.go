@@ -63,6 +63,9 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	}
 	w := storage.Write{ID: g.id, Model: g.model, State: sg.Entity.Meta.State, Data: sg.Entity.Data,
 		Transition: g.transition, ExpectVersion: g.version}
+	if err := g.s.keyWriteOf(ctx, g.a.Tenant, &w); err != nil {
+		return "", err
+	}
 	tx := withAudit(&storage.Tx{Tenant: g.a.Tenant, ID: g.txID, User: g.a.User, Attribution: g.a.attribution(), Writes: []storage.Write{w}, AuditSeq: g.seq}, [][]storage.AuditEvent{evs})
 	// Callbacks that joined TX_pre commit with it.
 	ow, _ := ctx.Value(ownerKey{}).(*owner)
@@ -71,6 +74,8 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	}
 	if _, err := g.s.store.Commit(ctx, tx); err != nil {
 		switch {
+		case errors.Is(err, storage.ErrUniqueViolation):
+			return "", commitErr(err)
 		case errors.Is(err, storage.ErrConflict) && g.ifMatch && g.n == 0:
 			return "", modified(g.id)
 		case errors.Is(err, storage.ErrNotFound):
@@ -96,6 +101,7 @@ func (g *segment) CommitBeforeDispatch(ctx context.Context, sg *workflow.Segment
 	tok := ow.cur.Token()
 	if g.run != nil {
 		g.run.TxToken, g.run.MintTxToken, g.run.Savepoints = tok, nil, ow.cur
+		g.run.Publish = publisher(ow.cur, g.id, g.model, false, g.a.User)
 	}
 	if sg.StartNewTx {
 		return tok, nil

@@ -11,6 +11,7 @@ import (
 	"svc/apierr"
 	"svc/storage"
 	"svc/txtoken"
+	"svc/workflow"
 )
 
 // Joining a transaction (entity-workflow.md §2.5). A write that runs the
@@ -23,24 +24,26 @@ import (
 // the owner's commit, all or nothing.
 //
 // What a joined request sees and does:
-//   - entity get by id (latest) and the loads of update, patch, collection
-//     update, delete and the gRPC transition see the writes buffered in
-//     the transaction by joined requests, over committed data;
-//   - create, update, patch, collection update and delete add to the
-//     buffer and answer with the owner's transaction id; delete by model
-//     (and by condition) is refused with 501;
-//   - every other read (lists, search, stats, changes, transitions,
-//     reads at a point in time or a transaction) reads committed data;
-//   - the owner's own pending write of the entity it is running on is not
-//     in the buffer (it is settled after its processors), so a callback
-//     reads that entity as last committed. When owner and callback both
-//     write it, the owner's write wins: a processor's returned data wins
-//     over its callback's write of the same entity (§4.5).
+//   - every current read (get by id, list, search direct and over gRPC,
+//     stats, grouped stats, changes, transitions, and the loads of every
+//     write) sees
+//     the transaction's uncommitted writes over committed data, through
+//     the storage overlays (storage/overlay.go): the writes of joined
+//     requests, the owner's entities already settled in its chunk, and
+//     the entity the owner's run is processing as it stands at each
+//     dispatch (Run.Publish). Reads at a point in time or a transaction
+//     and async search read committed data;
+//   - create, update, patch, collection update, delete, delete by
+//     condition and delete all add to the buffer and answer with the
+//     owner's transaction id;
+//   - when owner and callback both write one entity, the owner's write
+//     wins: a processor's returned data wins over its callback's write of
+//     the same entity (§4.5).
 
 // JoinKey is the context key under which a joined request carries its
 // OpenTx. It is a string because the HTTP layer sets it as a fasthttp
 // user value (see iam.PrincipalKey).
-const JoinKey = "svc.txjoin"
+const JoinKey = storage.PendingKey
 
 type txState uint8
 
@@ -64,8 +67,18 @@ type OpenTx struct {
 	token string
 	// parts are the joined requests' settled writes, in arrival order.
 	parts []*storage.Tx
-	// at is when each part was buffered (reads show it as the update time).
-	at []time.Time
+	// view is what joined reads see, latest last: the writes of parts,
+	// and the owner's writes shown as it makes them (show).
+	view []viewEntry
+}
+
+// viewEntry is one uncommitted write as reads show it.
+type viewEntry struct {
+	w storage.Write
+	// create: the entity is new in the transaction.
+	create bool
+	at     time.Time
+	user   string
 }
 
 // ID is the transaction's id: what joined writes answer with.
@@ -143,7 +156,7 @@ func (o *OpenTx) close(st txState) []*storage.Tx {
 		o.state = st
 	}
 	parts := o.parts
-	o.parts, o.at = nil, nil
+	o.parts, o.view = nil, nil
 	registered := o.token != ""
 	o.mu.Unlock()
 	if registered {
@@ -227,40 +240,99 @@ func (o *OpenTx) add(tx *storage.Tx) error {
 	if o.state != txOpen {
 		return txNotFound()
 	}
+	// A write's document may be its request's body, which the server
+	// reuses once the request is answered, long before the owner commits.
+	for i := range tx.Writes {
+		if tx.Writes[i].Data != nil {
+			tx.Writes[i].Data = append([]byte(nil), tx.Writes[i].Data...)
+		}
+	}
 	o.parts = append(o.parts, tx)
-	o.at = append(o.at, time.Now().UTC())
+	now := time.Now().UTC()
+	for _, w := range tx.Writes {
+		o.view = append(o.view, viewEntry{w: w, create: w.ExpectVersion == 0, at: now, user: tx.User})
+	}
 	return nil
 }
 
-// lookup returns the entity as the transaction's buffer has it: found
-// says the buffer holds a write of id; a nil entity then means it is
-// deleted there. base is the committed revision (nil when none).
-func (o *OpenTx) lookup(id [16]byte, base *storage.Entity) (e *storage.Entity, found bool) {
+// show adds an owner's uncommitted write to what joined reads see; it is
+// not merged at commit (the owner commits its own writes).
+func (o *OpenTx) show(w storage.Write, create bool, user string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for i := len(o.parts) - 1; i >= 0; i-- {
-		p := o.parts[i]
-		for k := range p.Writes {
-			w := &p.Writes[k]
-			if w.ID != id {
-				continue
-			}
-			if w.Delete {
-				return nil, true
-			}
-			e := &storage.Entity{Tenant: o.tenant, ID: id, Model: w.Model, State: w.State, Data: w.Data,
-				Version: w.ExpectVersion, CreatedAt: o.at[i], UpdatedAt: o.at[i], TxID: o.id,
-				Transition: w.Transition, ChangeType: storage.ChangeCreated, User: p.User}
-			if w.ExpectVersion != 0 {
-				e.ChangeType = storage.ChangeUpdated
-				if base != nil {
-					e.CreatedAt = base.CreatedAt
-				}
-			}
-			return e, true
+	if o.state == txOpen {
+		o.view = append(o.view, viewEntry{w: w, create: create, at: time.Now().UTC(), user: user})
+	}
+}
+
+// publisher is a run's Publish for the entity it processes: members
+// calling back while it dispatches read the entity as the run has it.
+func publisher(o *OpenTx, id [16]byte, model storage.ModelKey, create bool, user string) func(*workflow.Entity) {
+	return func(e *workflow.Entity) {
+		// The run's data may be the request's buffer, which outlives
+		// neither the request nor a later rewrite: keep a copy.
+		o.show(storage.Write{ID: id, Model: model, State: e.Meta.State, Data: append([]byte(nil), e.Data...),
+			Transition: "loopback"}, create, user)
+	}
+}
+
+// entityOf is v as a read shows it; base is the committed revision (nil
+// when none or not known).
+func (o *OpenTx) entityOf(v *viewEntry, base *storage.Entity) *storage.Entity {
+	w := &v.w
+	e := &storage.Entity{Tenant: o.tenant, ID: w.ID, Model: w.Model, State: w.State, Data: w.Data,
+		Version: w.ExpectVersion, CreatedAt: v.at, UpdatedAt: v.at, TxID: o.id,
+		Transition: w.Transition, ChangeType: storage.ChangeCreated, User: v.user}
+	if !v.create {
+		e.ChangeType = storage.ChangeUpdated
+		if base != nil {
+			e.CreatedAt = base.CreatedAt
+		}
+	}
+	if w.Delete {
+		e.Deleted, e.ChangeType, e.Data = true, storage.ChangeDeleted, nil
+		if base != nil {
+			e.State = base.State
+		}
+	}
+	return e
+}
+
+// PendingTenant implements storage.Pending.
+func (o *OpenTx) PendingTenant() string { return o.tenant }
+
+// PendingEntity implements storage.Pending: the latest uncommitted write
+// of id, over base, the committed revision.
+func (o *OpenTx) PendingEntity(id [16]byte, base *storage.Entity) (*storage.Entity, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.view) - 1; i >= 0; i-- {
+		if o.view[i].w.ID == id {
+			return o.entityOf(&o.view[i], base), true
 		}
 	}
 	return nil, false
+}
+
+// PendingEntities implements storage.Pending: the latest uncommitted
+// write of each entity of model.
+func (o *OpenTx) PendingEntities(model storage.ModelKey) []*storage.Entity {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*storage.Entity
+	var seen map[[16]byte]bool
+	for i := len(o.view) - 1; i >= 0; i-- {
+		v := &o.view[i]
+		if v.w.Model != model || seen[v.w.ID] {
+			continue
+		}
+		if seen == nil {
+			seen = map[[16]byte]bool{}
+		}
+		seen[v.w.ID] = true
+		out = append(out, o.entityOf(v, nil))
+	}
+	return out
 }
 
 // WithSavepoint implements workflow.SavepointRunner: joined writes made
@@ -268,13 +340,16 @@ func (o *OpenTx) lookup(id [16]byte, base *storage.Entity) (e *storage.Entity, f
 // fn fails.
 func (o *OpenTx) WithSavepoint(ctx context.Context, fn func(ctx context.Context) error) error {
 	o.mu.Lock()
-	mark := len(o.parts)
+	mark, vmark := len(o.parts), len(o.view)
 	o.mu.Unlock()
 	err := fn(ctx)
 	if err != nil {
 		o.mu.Lock()
 		if len(o.parts) > mark {
-			o.parts, o.at = o.parts[:mark], o.at[:mark]
+			o.parts = o.parts[:mark]
+		}
+		if len(o.view) > vmark {
+			o.view = o.view[:vmark]
 		}
 		o.mu.Unlock()
 	}
@@ -393,23 +468,12 @@ func (s *Service) commitOwned(ctx context.Context, tx *storage.Tx) ([16]byte, er
 		ow.cur.seal(tx)
 	}
 	_, err := s.store.Commit(ctx, tx)
-	return tx.ID, err
+	return tx.ID, commitErr(err)
 }
 
 // latest is the entity as a request sees it: inside a joined transaction
-// the buffered write of it, if any, over the committed revision.
+// its uncommitted write, if any, over the committed revision (the store
+// is wrapped in storage.Overlay).
 func (s *Service) latest(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
-	e, err := s.store.Get(ctx, tenant, id)
-	if j := joinedFrom(ctx); j != nil && j.tenant == tenant {
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return nil, err
-		}
-		if b, found := j.lookup(id, e); found {
-			if b == nil {
-				return nil, storage.ErrNotFound
-			}
-			return b, nil
-		}
-	}
-	return e, err
+	return s.store.Get(ctx, tenant, id)
 }

@@ -87,7 +87,7 @@ func TestJoinedWritesRaceSeal(t *testing.T) {
 				if o.add(&storage.Tx{Tenant: "A", Writes: []storage.Write{{ID: id, Data: []byte(`{}`)}}}) == nil {
 					accepted[i] = id
 				}
-				o.lookup(id, nil)
+				o.PendingEntity(id, nil)
 			}()
 		}
 		tx := &storage.Tx{Tenant: "A", ID: o.id}
@@ -119,10 +119,10 @@ func TestMergedSaves(t *testing.T) {
 	}
 	must(o.add(&storage.Tx{Writes: []storage.Write{{ID: a, Data: []byte(`1`), ExpectVersion: 3}, {ID: b, Data: []byte(`x`)}}}))
 	must(o.add(&storage.Tx{Writes: []storage.Write{{ID: a, Data: []byte(`2`), ExpectVersion: 3}, {ID: b, Delete: true}, {ID: c, Data: []byte(`j`), ExpectVersion: 1}}}))
-	if e, found := o.lookup(a, nil); !found || string(e.Data) != "2" || e.TxID != o.id {
+	if e, found := o.PendingEntity(a, nil); !found || string(e.Data) != "2" || e.TxID != o.id {
 		t.Fatalf("lookup a: %+v %v", e, found)
 	}
-	if e, found := o.lookup(b, nil); !found || e != nil {
+	if e, found := o.PendingEntity(b, nil); !found || !e.Deleted {
 		t.Fatalf("lookup deleted b: %+v %v", e, found)
 	}
 	tx := &storage.Tx{ID: o.id, Writes: []storage.Write{{ID: c, Data: []byte(`owner`), ExpectVersion: 1}}}

@@ -60,6 +60,9 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [
 	if err != nil {
 		return storage.Write{}, nil, err
 	}
+	if err := s.checkKeys(m, data); err != nil {
+		return storage.Write{}, nil, err
+	}
 	st, err := s.onUpdate(ctx, a.Tenant, m, e.ID, txID, e.State, transition, data)
 	if err != nil {
 		return storage.Write{}, nil, err
@@ -68,8 +71,12 @@ func (s *Service) revise(ctx context.Context, a Actor, e *storage.Entity, txID [
 	if err != nil {
 		return storage.Write{}, nil, err
 	}
+	w := storage.Write{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: transitionName(transition), ExpectVersion: e.Version}
+	if err := s.keyWrite(m, &w); err != nil {
+		return storage.Write{}, nil, err
+	}
 	tx.Tasks = append(tx.Tasks, ops...)
-	return storage.Write{ID: e.ID, Model: e.Model, State: st.State, Data: st.Data, Transition: transitionName(transition), ExpectVersion: e.Version}, st.Events, nil
+	return w, st.Events, nil
 }
 
 func (s *Service) commitOne(ctx context.Context, a Actor, w storage.Write) ([16]byte, error) {
@@ -282,11 +289,15 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			}
 			if p, ok := pending[e.ID]; ok {
 				tx.Writes[p].State, tx.Writes[p].Data, tx.Writes[p].Transition = w.State, w.Data, w.Transition
+				tx.Writes[p].Keyed, tx.Writes[p].Claims = w.Keyed, w.Claims
 				// Every run of the revision is on the trail, in order.
 				if wevs != nil || evs[p] != nil {
 					evs[p] = append(evs[p], wevs...)
 				}
 				continue
+			}
+			if ow != nil && hi-lo > 1 {
+				ow.cur.show(w, false, a.User)
 			}
 			pending[e.ID] = len(tx.Writes)
 			tx.Writes = append(tx.Writes, w)
@@ -342,10 +353,9 @@ func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelK
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {
 		return nil, err
 	}
-	if joinedFrom(ctx) != nil {
-		return nil, apierr.New("NOT_IMPLEMENTED", "deleting by model is not supported inside a joined transaction (X-Tx-Token)")
-	}
-	if len(bytes.TrimSpace(body)) > 0 {
+	if len(bytes.TrimSpace(body)) > 0 || joinedFrom(ctx) != nil {
+		// Inside a joined transaction even delete-all goes entity by
+		// entity: the deletes join the buffer, over what it holds.
 		return s.deleteWhere(ctx, a, key, body, at)
 	}
 	txID, err := newTimeID()

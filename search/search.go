@@ -80,7 +80,8 @@ func New(models storage.Models, searcher storage.Searcher, jobs storage.SearchJo
 	if opt.OnBackgroundErr == nil {
 		opt.OnBackgroundErr = func(string, error) {}
 	}
-	s := &Service{models: models, searcher: searcher, jobs: jobs, opt: opt}
+	// Requests that joined a transaction search its uncommitted writes too.
+	s := &Service{models: models, searcher: storage.OverlaySearch(searcher), jobs: jobs, opt: opt}
 	if jobs != nil {
 		s.pool = newPool(s)
 	}

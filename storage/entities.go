@@ -65,6 +65,12 @@ type Write struct {
 	// (ErrExists if the id is taken). Otherwise the entity's current version
 	// must still equal it at commit, else ErrConflict (first committer wins).
 	ExpectVersion int64
+	// Keyed says the model declares unique keys: the entity's claims
+	// become Claims (none when every key is unset), freeing the ones it
+	// held. A write of a model without keys touches no claim; a delete
+	// always frees the entity's claims (storage/unique.go).
+	Keyed  bool
+	Claims []Claim
 }
 
 // Tx is one transaction: all of Writes become visible together at one

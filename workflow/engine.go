@@ -50,10 +50,17 @@ type Run struct {
 	MintTxToken func() string
 	Segmenter   Segmenter
 	Savepoints  SavepointRunner
+	// Publish, when set, is called with the entity as it stands each time
+	// a dispatch is about to hand members the transaction's token, so
+	// members calling back with it read the entity as the run has it.
+	Publish func(*Entity)
 }
 
 // txToken is the run's routing token, minted on first use.
 func (r *Run) txToken() string {
+	if r.Publish != nil {
+		r.Publish(r.Entity)
+	}
 	if r.TxToken == "" && r.MintTxToken != nil {
 		r.TxToken = r.MintTxToken()
 	}

@@ -70,6 +70,9 @@ type part struct {
 	// change the live set clear it under the write lock, readers rebuild it
 	// under the read lock (the live set cannot change meanwhile).
 	sorted atomic.Pointer[[]*rec]
+	// claims are the unique-key values live records hold (unique.go);
+	// nil until the model's first keyed write.
+	claims map[claimKey]*rec
 }
 
 // rec is one entity; revs is guarded by its partition's lock. A rec with no
@@ -80,6 +83,8 @@ type rec struct {
 	revs []rev
 	// audit are the entity's audit events in commit order (audit.go).
 	audit []memEvent
+	// claims are the unique-key values the entity holds (unique.go).
+	claims []claimKey
 }
 
 type rev struct {
@@ -246,6 +251,14 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			inner()
 		}
 	}
+	keyed := storage.TouchesClaims(tx)
+	if keyed {
+		if err := checkClaims(tx, recs); err != nil {
+			unlock()
+			undo()
+			return time.Time{}, err
+		}
+	}
 	if err := storage.Fault(ctx, "validated"); err != nil {
 		unlock()
 		undo()
@@ -288,6 +301,9 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			p.live[r.id] = r
 			p.states[nr.state]++
 		}
+	}
+	if keyed {
+		applyClaims(tx, recs)
 	}
 	s.appendAudit(tx, recs, at)
 	if len(tx.Tasks) > 0 {
@@ -507,7 +523,9 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
 		r.audit = append(r.audit, dels.event(last.state))
 		delete(p.live, id)
+		r.claims = nil
 	}
+	p.claims = nil
 	clear(p.states)
 	p.sorted.Store(nil)
 	return n, time.Unix(0, at).UTC(), nil

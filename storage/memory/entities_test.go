@@ -10,3 +10,7 @@ import (
 func TestEntitiesContract(t *testing.T) {
 	storagetest.Entities(t, func(*testing.T) storage.Entities { return NewEntities() })
 }
+
+func TestUniqueContract(t *testing.T) {
+	storagetest.Unique(t, func(*testing.T) storage.Entities { return NewEntities() })
+}

@@ -107,7 +107,8 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	}
 	now := time.Now().UnixNano()
-	if len(creates) == 1 && len(updates) == 0 && upsertsOnly(tx.Tasks) {
+	keyed := storage.TouchesClaims(tx)
+	if len(creates) == 1 && len(updates) == 0 && upsertsOnly(tx.Tasks) && !keyed {
 		// One statement is atomic on its own: no BEGIN/COMMIT round trips.
 		for _, step := range []string{"locked", "created", "written"} {
 			if err := storage.Fault(ctx, step); err != nil {
@@ -221,6 +222,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 		if err := ptx.SendBatch(ctx, b).Close(); err != nil {
 			return time.Time{}, fmt.Errorf("postgres: updating entities: %w", err)
+		}
+	}
+	if keyed {
+		if err := writeClaims(ctx, ptx, tx, cur); err != nil {
+			return time.Time{}, err
 		}
 	}
 	if err := writeAudit(ctx, ptx, tx, now); err != nil {
@@ -435,6 +441,10 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		tenant, model.Name, model.Version, txID, now, user)
 	if err != nil {
 		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: delete model entities: %w", err))
+	}
+	if _, err := ptx.Exec(ctx, `DELETE FROM unique_claims WHERE tenant = $1 AND model_name = $2 AND model_version = $3`,
+		tenant, model.Name, model.Version); err != nil {
+		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: freeing unique claims: %w", err))
 	}
 	if err := ptx.Commit(ctx); err != nil {
 		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: commit: %w", err))

@@ -34,3 +34,13 @@ func TestPoolSettingsApplied(t *testing.T) {
 		t.Fatalf("pool max %d min %d idle %v", c.MaxConns, c.MinConns, c.MaxConnIdleTime)
 	}
 }
+
+func TestUniqueContract(t *testing.T) {
+	db := openTest(t)
+	storagetest.Unique(t, func(t *testing.T) storage.Entities {
+		if _, err := db.pool.Exec(context.Background(), "TRUNCATE entities, entity_revisions, unique_claims"); err != nil {
+			t.Fatal(err)
+		}
+		return db.Entities()
+	})
+}
