@@ -64,3 +64,14 @@ func TestListenHosts(t *testing.T) {
 		t.Fatalf("bad address: %v", err)
 	}
 }
+
+// TestSavepointIntervalOnlyDefault: svc has no schema-extension log, so a
+// non-default interval is refused with a line naming the variable.
+func TestSavepointIntervalOnlyDefault(t *testing.T) {
+	for val, ok := range map[string]bool{"64": true, "0": true, "128": false} {
+		_, err := Load(Source{Getenv: env{"SVC_SCHEMA_SAVEPOINT_INTERVAL": val}.getenv})
+		if (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), "SVC_SCHEMA_SAVEPOINT_INTERVAL")) {
+			t.Errorf("%s: %v", val, err)
+		}
+	}
+}

@@ -158,7 +158,11 @@ func (s *Server) adminHandler() fasthttp.RequestHandler {
 		default:
 			// Profiles expose internals (and a CPU profile costs CPU), so they
 			// are served only when SVC_ADMIN_PPROF is set, and only here.
-			if s.cfg.AdminPprof && bytes.HasPrefix(ctx.Path(), []byte("/debug/pprof/")) {
+			if s.cfg.AdminPprof && bytes.HasPrefix(ctx.Path(), []byte("/debug/pprof")) {
+				// The handler lists the profiles only at the bare path.
+				if string(ctx.Path()) == "/debug/pprof/" {
+					ctx.URI().SetPath("/debug/pprof")
+				}
 				pprofhandler.PprofHandler(ctx)
 				return
 			}
