@@ -258,7 +258,7 @@ func TestReconcileLoopRunsAndStops(t *testing.T) {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // generous: loaded machine
 	for st.lists.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -372,7 +372,7 @@ func TestFailClosedWithCoarseClock(t *testing.T) {
 		t.Fatal("coarse clock not running")
 	}
 	st.fail.Store(true)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // generous: loaded machine
 	for {
 		_, err := c.Verify(context.Background(), tok)
 		if errors.Is(err, ErrStale) {

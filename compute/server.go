@@ -39,6 +39,9 @@ type Config struct {
 	MaxRecvMsgBytes int
 	// TLS, when set, serves TLS (SVC_TLS_CERT_FILE/SVC_TLS_KEY_FILE).
 	TLS *tls.Config
+	// ServerOptions are added to the gRPC server's (telemetry's
+	// interceptors when SVC_OTEL_ENABLED is set).
+	ServerOptions []grpc.ServerOption
 }
 
 // ConfigFrom reads the compute settings of svc's configuration, loading
@@ -104,7 +107,7 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}
-	s.grpc = grpc.NewServer(opts...)
+	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
 	cloudapi.RegisterCloudEventsServiceServer(s.grpc, s)
 	return s
 }

@@ -26,6 +26,12 @@ type Config struct {
 	MaxEntitiesPerRequest int
 	TLSCertFile           string
 	TLSKeyFile            string
+	// Extensions (operations): listener addresses, body cap, log shape.
+	HTTPBindAddress  string
+	GRPCBindAddress  string
+	HTTPMaxBodyBytes int
+	LogFormat        string
+	AccessLog        bool
 
 	// Admin listener and telemetry
 	AdminBindAddress   string
@@ -33,6 +39,7 @@ type Config struct {
 	MetricsBearer      string
 	MetricsRequireAuth bool
 	OTelEnabled        bool
+	AdminPprof         bool
 
 	// CORS
 	CORSEnabled        bool
@@ -127,6 +134,9 @@ type Config struct {
 
 	// Sources records which files contributed values, for the startup log.
 	Sources []string
+	// Warnings name unknown SVC_ variables (with the closest known name);
+	// the commands print them at start.
+	Warnings []string
 }
 
 // Defaults returns the configuration with every default applied and no

@@ -34,6 +34,9 @@ type Source struct {
 	// Getenv looks a variable up in the process environment; ok reports
 	// whether it is set at all (an empty value still counts as set).
 	Getenv func(name string) (value string, ok bool)
+	// Environ lists the process environment (KEY=value), to find unknown
+	// SVC_ variables; nil skips that check.
+	Environ func() []string
 	// WorkDir holds .env and .env.{profile}.
 	WorkDir string
 	// UserFile and SystemFile are the user and system config files; empty
@@ -46,7 +49,7 @@ type Source struct {
 // ~/.config/svc/svc.env (or $XDG_CONFIG_HOME/svc/svc.env) and /etc/svc/svc.env.
 func OSSource() Source {
 	wd, _ := os.Getwd()
-	return Source{Getenv: os.LookupEnv, WorkDir: wd, UserFile: UserConfigFile(), SystemFile: "/etc/svc/svc.env"}
+	return Source{Getenv: os.LookupEnv, Environ: os.Environ, WorkDir: wd, UserFile: UserConfigFile(), SystemFile: "/etc/svc/svc.env"}
 }
 
 // UserConfigFile is where `svc init` writes and the loader reads the user's
@@ -69,10 +72,15 @@ func Load(src Source) (*Config, error) {
 	if src.Getenv == nil {
 		src.Getenv = func(string) (string, bool) { return "", false }
 	}
-	files, sources, err := readFiles(src)
+	files, fileOf, sources, err := readFiles(src)
 	if err != nil {
 		return nil, err
 	}
+	var env []string
+	if src.Environ != nil {
+		env = src.Environ()
+	}
+	warnings := unknownWarnings(env, files, fileOf)
 	// SVC_PROFILES is honoured from the process environment only (it chose
 	// the files above); a value inside a file is ignored so that the
 	// configuration reports the profiles actually applied.
@@ -85,7 +93,7 @@ func Load(src Source) (*Config, error) {
 		return v, ok
 	}
 
-	c := &Config{Sources: sources}
+	c := &Config{Sources: sources, Warnings: warnings}
 	explicit := map[string]bool{}
 	for _, v := range Vars(c) {
 		raw, ok := lookup(v.Name)
@@ -127,16 +135,15 @@ func unwrapPathErr(err error) error {
 // readFiles merges the .env files, lowest precedence first, so later files
 // overwrite earlier ones. SVC_PROFILES comes from the process environment
 // only: a profile cannot choose which files load.
-func readFiles(src Source) (map[string]string, []string, error) {
-	merged := map[string]string{}
-	var used []string
+func readFiles(src Source) (merged, fileOf map[string]string, used []string, err error) {
+	merged, fileOf = map[string]string{}, map[string]string{}
 	paths := []string{src.SystemFile, src.UserFile}
 	if src.WorkDir != "" {
 		paths = append(paths, filepath.Join(src.WorkDir, ".env"))
 		profiles, _ := src.Getenv("SVC_PROFILES")
 		for _, p := range splitCSV(profiles, false) {
 			if strings.ContainsAny(p, `/\`) || strings.Contains(p, "..") {
-				return nil, nil, errf("SVC_PROFILES", "invalid profile name %q", p)
+				return nil, nil, nil, errf("SVC_PROFILES", "invalid profile name %q", p)
 			}
 			paths = append(paths, filepath.Join(src.WorkDir, ".env."+p))
 		}
@@ -151,12 +158,13 @@ func readFiles(src Source) (map[string]string, []string, error) {
 		}
 		vals, err := godotenv.UnmarshalBytes(b)
 		if err != nil {
-			return nil, nil, &Error{Var: path, Reason: "cannot parse: " + err.Error()}
+			return nil, nil, nil, &Error{Var: path, Reason: "cannot parse: " + err.Error()}
 		}
 		for k, v := range vals {
 			merged[k] = v
+			fileOf[k] = path
 		}
 		used = append(used, path)
 	}
-	return merged, used, nil
+	return merged, fileOf, used, nil
 }

@@ -24,6 +24,14 @@ func (c *Config) normalize(explicit map[string]bool) error {
 	if c.SchemaSavepointInterval < 1 {
 		c.SchemaSavepointInterval = 64
 	}
+	// The reference folds an append-only log of schema deltas into a
+	// savepoint row every N deltas; svc stores each model's schema whole
+	// (one optimistic write per widening), so there is no log for the
+	// interval to act on. A value that asks for different behaviour is
+	// refused rather than silently ignored.
+	if explicit["SVC_SCHEMA_SAVEPOINT_INTERVAL"] && c.SchemaSavepointInterval != 64 {
+		return errf("SVC_SCHEMA_SAVEPOINT_INTERVAL", "svc stores each model's schema whole, with no extension log to fold into savepoints, so only the default 64 is accepted; got %d", c.SchemaSavepointInterval)
+	}
 	if c.SchemaExtendMaxRetries < 1 {
 		c.SchemaExtendMaxRetries = 8
 	}
@@ -111,6 +119,17 @@ func (c *Config) validateServer() *Error {
 	}
 	if c.StartupTimeout <= 0 {
 		return errf("SVC_STARTUP_TIMEOUT", "must be above 0")
+	}
+	if err := oneOf("SVC_LOG_FORMAT", c.LogFormat, "text", "json"); err != nil {
+		return err
+	}
+	if c.HTTPMaxBodyBytes < 1 {
+		return errf("SVC_HTTP_MAX_BODY_BYTES", "must be at least 1, got %d", c.HTTPMaxBodyBytes)
+	}
+	for _, b := range []struct{ n, v string }{{"SVC_HTTP_BIND_ADDRESS", c.HTTPBindAddress}, {"SVC_GRPC_BIND_ADDRESS", c.GRPCBindAddress}} {
+		if b.v != "" && b.v != "*" && net.ParseIP(b.v) == nil && strings.ContainsAny(b.v, ":/ []") {
+			return errf(b.n, "must be an IP address, a host name, * or empty, got %q", b.v)
+		}
 	}
 	return nil
 }

@@ -141,13 +141,18 @@ func Vars(c *Config) []Var {
 		num(&c.StatsGroupMax, "SVC_STATS_GROUP_MAX", "http", "10000", "grouped-stats cardinality and cap on its limit; 0 or below means the default"),
 		str(&c.TLSCertFile, "SVC_TLS_CERT_FILE", "http", "", "PEM certificate for TLS on the HTTP and gRPC listeners; needs SVC_TLS_KEY_FILE"),
 		str(&c.TLSKeyFile, "SVC_TLS_KEY_FILE", "http", "", "PEM private key for TLS; needs SVC_TLS_CERT_FILE"),
+		str(&c.HTTPBindAddress, "SVC_HTTP_BIND_ADDRESS", "http", "", "extension: HTTP listener address; empty means 127.0.0.1 in mock mode and every interface in jwt mode; * is every interface"),
+		num(&c.HTTPMaxBodyBytes, "SVC_HTTP_MAX_BODY_BYTES", "http", "67108864", "extension: request body cap of the listeners in bytes (413 above it); operations keep their own 10 MiB limits below it"),
+		str(&c.LogFormat, "SVC_LOG_FORMAT", "http", "text", "extension: log line format, text or json"),
+		flag(&c.AccessLog, "SVC_ACCESS_LOG", "http", "false", "extension: one log line per request (method, path, status, bytes, duration, request id, tenant)"),
 
 		// admin
 		str(&c.AdminBindAddress, "SVC_ADMIN_BIND_ADDRESS", "admin", "127.0.0.1", "admin listener address (health and metrics)"),
 		num(&c.AdminPort, "SVC_ADMIN_PORT", "admin", "9091", "admin listener port"),
 		secret(str(&c.MetricsBearer, "SVC_METRICS_BEARER", "admin", "", "static bearer token for GET /metrics")),
 		flag(&c.MetricsRequireAuth, "SVC_METRICS_REQUIRE_AUTH", "admin", "false", "require the bearer on /metrics; start-up fails when it is empty"),
-		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "tracing and metrics export"),
+		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "tracing and metrics export over OTLP, configured by the standard OTEL_EXPORTER_OTLP_* variables"),
+		flag(&c.AdminPprof, "SVC_ADMIN_PPROF", "admin", "false", "extension: serve Go pprof profiles under /debug/pprof/ on the admin listener"),
 
 		// cors
 		flag(&c.CORSEnabled, "SVC_CORS_ENABLED", "cors", "true", "CORS middleware; false leaves CORS to an upstream ingress"),
@@ -155,6 +160,7 @@ func Vars(c *Config) []Var {
 
 		// grpc
 		num(&c.GRPCPort, "SVC_GRPC_PORT", "grpc", "9090", "gRPC listener port for compute members"),
+		str(&c.GRPCBindAddress, "SVC_GRPC_BIND_ADDRESS", "grpc", "", "extension: gRPC listener address; empty means 127.0.0.1 in mock mode and every interface in jwt mode; * is every interface"),
 		num(&c.KeepaliveInterval, "SVC_KEEPALIVE_INTERVAL", "grpc", "10", "seconds between keep-alive pings to each compute member"),
 		num(&c.KeepaliveTimeout, "SVC_KEEPALIVE_TIMEOUT", "grpc", "30", "seconds of silence or write stall before a compute member is evicted"),
 		str(&c.ComputeGRPCEndpoint, "SVC_COMPUTE_GRPC_ENDPOINT", "grpc", "", "compute-client side: gRPC endpoint of svc"),

@@ -390,13 +390,15 @@ func b26FailureModes(t *testing.T, env *behavEnv) {
 	env.member("A", member.Handlers{Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
 		select {
 		case <-ctx.Done():
-		case <-time.After(3 * time.Second):
+		case <-time.After(time.Minute):
 		}
 		return nil, nil
 	}}, "b26-slow")
 	start := time.Now()
 	retryable(env.call("A", "PUT", "/entity/JSON/"+id+"/slow", []byte(`{"n":2}`)), "DISPATCH_TIMEOUT")
-	if d := time.Since(start); d < 300*time.Millisecond || d > 2500*time.Millisecond {
+	// The member holds the call for a minute: an answer well before that
+	// came from the 300 ms timeout, however loaded the machine is.
+	if d := time.Since(start); d < 300*time.Millisecond || d > 30*time.Second {
 		t.Fatalf("timed out after %v with responseTimeoutMs 300", d)
 	}
 	stays()
@@ -435,10 +437,11 @@ func b26FailureModes(t *testing.T, env *behavEnv) {
 
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// Generous: the suite runs on a loaded 2-core machine.
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
+			t.Fatal("condition not reached in 60 s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -447,7 +450,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 func b27AsyncNewTx(t *testing.T, env *behavEnv) {
 	env.lockedModel("A", "b27", 1, `{"n":1}`)
 	env.workflows("A", "b27", 1, imports("REPLACE", false, wfJSON("w", "NEW", `{"NEW":{"transitions":[{"name":"notify","next":"SENT","manual":false,"processors":[
-	    {"name":"ping","executionMode":"ASYNC_NEW_TX","config":{"calculationNodesTags":"b27","responseTimeoutMs":300}},
+	    {"name":"ping","executionMode":"ASYNC_NEW_TX","config":{"calculationNodesTags":"b27","responseTimeoutMs":3000}},
 	    {"name":"stamp","executionMode":"SYNC","config":{"calculationNodesTags":"b27-sync"}}]}]},
 	  "SENT":{}}`)))
 	// The SYNC processor after it stamps the data it is given, so the
@@ -497,7 +500,7 @@ func b27AsyncNewTx(t *testing.T, env *behavEnv) {
 		case "slow":
 			select {
 			case <-ctx.Done():
-			case <-time.After(3 * time.Second):
+			case <-time.After(time.Minute):
 			}
 			return nil, nil
 		}
@@ -633,7 +636,9 @@ func b29KeepAlive(t *testing.T) {
 	if s, _ := status.FromError(end); s.Code() != codes.DeadlineExceeded {
 		t.Fatalf("silent member ended with %v", end)
 	}
-	if elapsed < time.Second || elapsed > 3*time.Second || kas < 5 {
+	// Lower bound exact, upper bound generous (loaded machine): a
+	// keep-alive that never fires would hang until the test deadline.
+	if elapsed < time.Second || elapsed > 30*time.Second || kas < 2 {
 		t.Fatalf("evicted after %v with %d keep-alives (interval 100 ms, timeout 1 s)", elapsed, kas)
 	}
 	id, _ := env.create("A", "b29", 1, `{"n":1}`)

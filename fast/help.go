@@ -53,6 +53,18 @@ func (s *Server) serveHelpTopic(ctx *fasthttp.RequestCtx, nameB []byte) {
 		s.writeProblem(ctx, NewProblem(404, "HELP_TOPIC_NOT_FOUND", "no such help topic: "+name, StrProp("topic", name)))
 		return
 	}
-	ctx.SetContentType("application/json")
-	ctx.SetBody(tp.JSON)
+	// People reading help in a terminal or an editor ask for the text
+	// itself (an extension; JSON stays the default).
+	switch negotiateHelp(ctx.Request.Header.Peek("Accept")) {
+	case helpMarkdown:
+		ctx.SetContentType("text/markdown; charset=utf-8")
+		ctx.SetBody(tp.Markdown)
+	case helpText:
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBody(tp.Text)
+	default:
+		ctx.SetContentType("application/json")
+		ctx.SetBody(tp.JSON)
+	}
+	ctx.Response.Header.Add("Vary", "Accept")
 }

@@ -1,7 +1,9 @@
 package fast
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/pprofhandler"
 )
 
 // httpMetrics holds request counters by route and status, a latency
@@ -21,17 +24,39 @@ type httpMetrics struct {
 }
 
 // routeMetrics is resolved once per route at wiring time, so the request
-// path only indexes arrays.
+// path only indexes arrays. Labels are the route template, a method from a
+// fixed list and the status code, so cardinality stays bounded whatever
+// clients send.
 type routeMetrics struct {
-	m        *httpMetrics
-	route    string
-	latency  *metrics.Histogram
-	byStatus [600]atomic.Pointer[metrics.Counter]
+	m       *httpMetrics
+	route   string
+	latency *metrics.PrometheusHistogram
+	// byMethod holds, per method of methodLabels, the counters by status,
+	// allocated on the method's first request.
+	byMethod [len(methodLabels)]atomic.Pointer[[600]atomic.Pointer[metrics.Counter]]
+}
+
+// methodLabels are the method label values; anything else counts as OTHER.
+var methodLabels = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "OTHER"}
+
+func methodIndex(m []byte) int {
+	for i, l := range methodLabels[:len(methodLabels)-1] {
+		if string(m) == l {
+			return i
+		}
+	}
+	return len(methodLabels) - 1
+}
+
+func init() {
+	// # HELP and # TYPE lines for every metric, so Prometheus reads the
+	// types natively (helpTexts fills in the help strings).
+	metrics.ExposeMetadata(true)
 }
 
 func newHTTPMetrics() *httpMetrics {
 	m := &httpMetrics{set: metrics.NewSet()}
-	m.set.NewGauge(`svc_http_requests_in_flight`, func() float64 { return float64(m.inFlight.Load()) })
+	m.set.NewGauge(`http_requests_in_flight`, func() float64 { return float64(m.inFlight.Load()) })
 	return m
 }
 
@@ -39,38 +64,73 @@ func (m *httpMetrics) forRoute(route string) *routeMetrics {
 	return &routeMetrics{
 		m:       m,
 		route:   route,
-		latency: m.set.GetOrCreateHistogram(`svc_http_request_duration_seconds{route="` + route + `"}`),
+		latency: m.set.GetOrCreatePrometheusHistogram(`http_request_duration_seconds{route="` + route + `"}`),
 	}
 }
 
-func (rm *routeMetrics) counter(status int) *metrics.Counter {
+func (rm *routeMetrics) counter(method []byte, status int) *metrics.Counter {
 	if status < 100 || status >= 600 {
 		status = 599
 	}
-	if c := rm.byStatus[status].Load(); c != nil {
+	mi := methodIndex(method)
+	byStatus := rm.byMethod[mi].Load()
+	if byStatus == nil {
+		rm.byMethod[mi].CompareAndSwap(nil, new([600]atomic.Pointer[metrics.Counter]))
+		byStatus = rm.byMethod[mi].Load()
+	}
+	if c := byStatus[status].Load(); c != nil {
 		return c
 	}
-	c := rm.m.set.GetOrCreateCounter(`svc_http_requests_total{route="` + rm.route + `",status="` + strconv.Itoa(status) + `"}`)
-	rm.byStatus[status].Store(c)
+	c := rm.m.set.GetOrCreateCounter(`http_requests_total{route="` + rm.route + `",method="` + methodLabels[mi] +
+		`",status="` + strconv.Itoa(status) + `"}`)
+	byStatus[status].Store(c)
 	return c
+}
+
+// helpTexts are the # HELP strings of svc's own metrics; the library
+// writes the metric name alone.
+var helpTexts = map[string]string{
+	"http_requests_total":           "HTTP requests served, by route template, method and status code.",
+	"http_request_duration_seconds": "HTTP request latency in seconds, by route template.",
+	"http_requests_in_flight":       "HTTP requests being served now.",
+}
+
+// writeMetrics writes the process, runtime and HTTP metrics in the
+// Prometheus text format, with help strings on svc's own metrics.
+func (s *Server) writeMetrics(w io.Writer) {
+	var b bytes.Buffer
+	metrics.WriteProcessMetrics(&b)
+	s.metrics.set.WritePrometheus(&b)
+	for _, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
+		if name, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
+			if h, ok := helpTexts[string(bytes.TrimSpace(name))]; ok {
+				line = []byte("# HELP " + string(bytes.TrimSpace(name)) + " " + h + "\n")
+			}
+		}
+		_, _ = w.Write(line)
+	}
 }
 
 // instrument counts and times every request of one route.
 func (s *Server) instrument(route string, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	rm := s.metrics.forRoute(route)
+	if t := s.deps.Telemetry; t != nil {
+		return s.traced(t, route, rm, next)
+	}
 	return func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		s.metrics.inFlight.Add(1)
 		defer func() {
 			s.metrics.inFlight.Add(-1)
 			rm.latency.UpdateDuration(start)
-			rm.counter(ctx.Response.StatusCode()).Inc()
+			rm.counter(ctx.Method(), ctx.Response.StatusCode()).Inc()
 		}()
 		next(ctx)
 	}
 }
 
-// adminHandler serves /livez, /readyz and /metrics on the admin listener.
+// adminHandler serves /livez, /readyz, /metrics and, with SVC_ADMIN_PPROF,
+// /debug/pprof/ on the admin listener.
 func (s *Server) adminHandler() fasthttp.RequestHandler {
 	bearer := []byte("Bearer " + s.cfg.MetricsBearer)
 	return func(ctx *fasthttp.RequestCtx) {
@@ -94,10 +154,18 @@ func (s *Server) adminHandler() fasthttp.RequestHandler {
 				return
 			}
 			ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-			w := ctx.Response.BodyWriter()
-			metrics.WriteProcessMetrics(w)
-			s.metrics.set.WritePrometheus(w)
+			s.writeMetrics(ctx.Response.BodyWriter())
 		default:
+			// Profiles expose internals (and a CPU profile costs CPU), so they
+			// are served only when SVC_ADMIN_PPROF is set, and only here.
+			if s.cfg.AdminPprof && bytes.HasPrefix(ctx.Path(), []byte("/debug/pprof")) {
+				// The handler lists the profiles only at the bare path.
+				if string(ctx.Path()) == "/debug/pprof/" {
+					ctx.URI().SetPath("/debug/pprof")
+				}
+				pprofhandler.PprofHandler(ctx)
+				return
+			}
 			ctx.SetStatusCode(404)
 			ctx.SetBodyString("not found")
 		}

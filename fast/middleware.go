@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -25,13 +26,27 @@ func initRequestIDPrefix(p *[8]byte) {
 }
 
 // withRequestID echoes a sane incoming X-Request-ID or mints one from a
-// per-process prefix and a counter, without allocating.
+// per-process prefix and a counter, without allocating. The id is set
+// before the handler runs, so the handler's log lines (problem bodies
+// included) carry the id the client sees; with SVC_ACCESS_LOG each request
+// ends with one access line.
 func (s *Server) withRequestID(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	if s.cfg.AccessLog {
+		return func(ctx *fasthttp.RequestCtx) {
+			start := time.Now()
+			s.stampRequestID(ctx)
+			next(ctx)
+			s.logAccess(ctx, start)
+		}
+	}
 	return func(ctx *fasthttp.RequestCtx) {
-		next(ctx)
 		s.stampRequestID(ctx)
+		next(ctx)
 	}
 }
+
+// requestID is the id stamped on the response (empty before stamping).
+func requestID(ctx *fasthttp.RequestCtx) []byte { return ctx.Response.Header.Peek(hdrRequestID) }
 
 func (s *Server) stampRequestID(ctx *fasthttp.RequestCtx) {
 	if in := ctx.Request.Header.Peek(hdrRequestID); validRequestID(in) {

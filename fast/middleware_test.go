@@ -253,10 +253,10 @@ func TestAdminListener(t *testing.T) {
 	r := call("/metrics", "Authorization", "Bearer s3cret")
 	body := string(r.Body())
 	for _, want := range []string{
-		`svc_http_requests_total{route="/help",status="200"} 1`,
-		`svc_http_requests_total{route="/help/{topic}",status="200"} 1`,
-		`svc_http_request_duration_seconds_bucket{route="/help"`,
-		`svc_http_requests_in_flight`,
+		`http_requests_total{route="/help",method="GET",status="200"} 1`,
+		`http_requests_total{route="/help/{topic}",method="GET",status="200"} 1`,
+		`http_request_duration_seconds_bucket{route="/help",le="0.005"}`,
+		`http_requests_in_flight`,
 		`go_goroutines`,
 		`process_resident_memory_bytes`,
 	} {

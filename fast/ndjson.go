@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strconv"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -231,7 +230,7 @@ func (h *ndjsonAPI) export(ctx *fasthttp.RequestCtx) {
 }
 
 // wholeBody gives every route but the streamed ones its body whole, read
-// before routing and within MaxBodyBytes. The server streams request
+// before routing and within SVC_HTTP_MAX_BODY_BYTES. The server streams request
 // bodies (StreamRequestBody) so that the NDJSON create can read a body of
 // any length; fasthttp then pre-reads only the first 8 KiB, hands longer
 // and chunked bodies over as a stream, and would turn a read error into
@@ -239,27 +238,28 @@ func (h *ndjsonAPI) export(ctx *fasthttp.RequestCtx) {
 // 400, each before any handler runs.
 func (s *Server) wholeBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	streamed := []byte(s.cfg.ContextPath + ndjsonPath)
+	limit := s.maxBody()
 	return func(ctx *fasthttp.RequestCtx) {
 		if !ctx.Request.IsBodyStream() || (ctx.IsPost() && bytes.HasPrefix(ctx.Path(), streamed)) {
 			next(ctx)
 			return
 		}
-		if cl := ctx.Request.Header.ContentLength(); cl > MaxBodyBytes {
+		if cl := ctx.Request.Header.ContentLength(); cl > limit {
 			ctx.SetConnectionClose()
-			s.writeProblem(ctx, bodyTooLarge())
+			s.writeProblem(ctx, s.bodyTooLarge())
 			return
 		}
 		buf := bodyBufs.Get()
 		defer bodyBufs.Put(buf)
-		n, err := readAtMost(ctx.RequestBodyStream(), buf, MaxBodyBytes)
+		n, err := readAtMost(ctx.RequestBodyStream(), buf, limit)
 		switch {
 		case err != nil:
 			ctx.SetConnectionClose()
 			s.writeProblem(ctx, &Problem{Status: 400, Code: apierr.BadRequest, Message: "failed to read the request body"})
 			return
-		case n > MaxBodyBytes:
+		case n > limit:
 			ctx.SetConnectionClose()
-			s.writeProblem(ctx, bodyTooLarge())
+			s.writeProblem(ctx, s.bodyTooLarge())
 			return
 		}
 		ctx.Request.SetBody(buf.B)
@@ -268,10 +268,6 @@ func (s *Server) wholeBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 }
 
 var bodyBufs bytebufferpool.Pool
-
-func bodyTooLarge() *Problem {
-	return &Problem{Status: 413, Code: apierr.BadRequest, Message: "the request body is larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
-}
 
 // readAtMost reads r into buf until EOF or until more than limit bytes
 // are in, without the io.LimitReader allocation of the obvious form.

@@ -1,6 +1,8 @@
 package fast
 
 import (
+	"context"
+	"log/slog"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -45,8 +47,16 @@ func (p *Problem) Error() string { return p.Code + ": " + p.Message }
 // writeProblem renders p as application/problem+json. instance is the request
 // path without the context path (DECISIONS: API surface).
 func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
+	// Keep the request id across the reset (the access log and the client
+	// see the same one).
+	var idBuf [128]byte
+	id := append(idBuf[:0], requestID(ctx)...)
 	ctx.Response.Reset()
-	s.stampRequestID(ctx)
+	if len(id) > 0 {
+		ctx.Response.Header.SetBytesV(hdrRequestID, id)
+	} else {
+		s.stampRequestID(ctx)
+	}
 	ctx.SetStatusCode(p.Status)
 	ctx.SetContentType("application/problem+json")
 	b := make([]byte, 0, 256)
@@ -64,8 +74,14 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
 			detail = "SERVER_ERROR: internal error [ticket: " + ticket + "]"
 		}
 		if p.Internal != nil {
-			s.log.Error("request failed", "ticket", ticket, "path", string(ctx.Path()), "err", p.Internal)
+			s.log.LogAttrs(context.Background(), slog.LevelError, "request failed", slog.String("ticket", ticket),
+				slog.String("request_id", string(requestID(ctx))), slog.String("path", string(ctx.Path())),
+				slog.Int("status", p.Status), slog.String("code", p.Code), slog.Any("err", p.Internal))
 		}
+	} else if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.LogAttrs(context.Background(), slog.LevelDebug, "request refused",
+			slog.String("request_id", string(requestID(ctx))), slog.String("path", string(ctx.Path())),
+			slog.Int("status", p.Status), slog.String("code", p.Code), slog.String("detail", p.Message))
 	}
 	b = append(b, `,"detail":`...)
 	b = appendJSONString(b, detail)

@@ -106,7 +106,7 @@ func newFunctionEnv(t testing.TB, engine string) (*searchEnv, *fnMember, string)
 }
 
 func fnLeaf(name string) string {
-	return `{"type":"function","function":{"name":"` + name + `","config":{"calculationNodesTags":"calc","responseTimeoutMs":2000}}}`
+	return `{"type":"function","function":{"name":"` + name + `","config":{"calculationNodesTags":"calc","responseTimeoutMs":20000}}}`
 }
 
 func group(op string, conds ...string) string {

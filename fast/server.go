@@ -26,6 +26,7 @@ import (
 	"svc/sqlschema"
 	"svc/storage"
 	"svc/streamdata"
+	"svc/telemetry"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a
@@ -74,6 +75,8 @@ type Deps struct {
 	SQLSchema *sqlschema.Service
 	// StreamData is /platform-api/stream-data/…; nil leaves it at 501.
 	StreamData *streamdata.Service
+	// Telemetry traces requests (SVC_OTEL_ENABLED); nil traces nothing.
+	Telemetry *telemetry.T
 }
 
 // Server is the main API listener plus the admin listener.
@@ -182,7 +185,8 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 		ReadTimeout:                   header,
 		WriteTimeout:                  c.HTTPWriteTimeout,
 		IdleTimeout:                   idle,
-		MaxRequestBodySize:            MaxBodyBytes,
+		MaxRequestBodySize:            s.maxBody(),
+		ErrorHandler:                  s.requestError,
 		ReadBufferSize:                MaxHeaderBytes,
 		NoDefaultServerHeader:         true,
 		NoDefaultDate:                 false,
@@ -210,17 +214,19 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 // uniform 401. The cost is that buffer per keep-alive connection.
 const MaxHeaderBytes = 80 << 10
 
-// MaxBodyBytes caps every request body at the socket; areas apply tighter
-// limits of their own with clear 400s.
+// MaxBodyBytes is the default of SVC_HTTP_MAX_BODY_BYTES, the cap of every
+// request body at the socket (413 above it); areas apply tighter limits of
+// their own (10 MiB, with the reference's 400 or 413).
 const MaxBodyBytes = 64 << 20
 
 // Serve listens on the API and admin listeners until ctx is cancelled, then
 // drains in-flight requests and returns. ready, when non-nil, receives the
 // bound addresses once both listeners accept connections.
 func (s *Server) Serve(ctx context.Context, ready func(api, admin net.Addr)) error {
-	apiLn, err := net.Listen("tcp", fmt.Sprintf(":%d", s.cfg.HTTPPort))
+	host := s.cfg.HTTPListenHost()
+	apiLn, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(s.cfg.HTTPPort)))
 	if err != nil {
-		return fmt.Errorf("listening on SVC_HTTP_PORT %d: %w", s.cfg.HTTPPort, err)
+		return fmt.Errorf("listening on SVC_HTTP_BIND_ADDRESS/SVC_HTTP_PORT %s:%d: %w", config.DescribeHost(host), s.cfg.HTTPPort, err)
 	}
 	adminLn, err := net.Listen("tcp", net.JoinHostPort(s.cfg.AdminBindAddress, fmt.Sprint(s.cfg.AdminPort)))
 	if err != nil {

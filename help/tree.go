@@ -29,6 +29,11 @@ type Topic struct {
 
 	// JSON is the single-topic response, rendered once at load.
 	JSON []byte `json:"-"`
+	// Markdown (the title as a heading, then the body) and Text (the
+	// terminal rendering of `svc help <topic>`) are the responses for
+	// Accept: text/markdown and text/plain, rendered once at load.
+	Markdown []byte `json:"-"`
+	Text     []byte `json:"-"`
 }
 
 // Tree is the loaded topic set, depth-first with parents first.
@@ -108,6 +113,12 @@ func Load(fsys fs.FS, root, version string) (*Tree, error) {
 			return nil, err
 		}
 		tp.JSON = b
+		tp.Markdown = []byte("# " + tp.Title + "\n\n" + strings.TrimSpace(tp.Body) + "\n")
+		var txt strings.Builder
+		if err := t.WriteText(&txt, tp); err != nil {
+			return nil, err
+		}
+		tp.Text = []byte(txt.String())
 	}
 	t.index = renderIndex(t.Topics, version)
 	return t, nil

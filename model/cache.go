@@ -27,6 +27,7 @@ func (c *parsedCache) forget(tenant string, key storage.ModelKey) {
 func (c *parsedCache) advance(tenant string, key storage.ModelKey, from, to int64) {
 	ck := cacheKey{tenant, key}
 	if v, ok := c.m.Load(ck); ok && v.(*parsed).rev == from {
-		c.m.CompareAndSwap(ck, v, &parsed{rev: to, model: v.(*parsed).model})
+		p := v.(*parsed)
+		c.m.CompareAndSwap(ck, v, &parsed{rev: to, model: p.model, expires: p.expires})
 	}
 }

@@ -50,6 +50,8 @@ type Service struct {
 	entities   atomic.Pointer[counterBox]
 	maxRetries int
 	cache      parsedCache
+	lease      time.Duration    // SVC_MODEL_CACHE_LEASE
+	now        func() time.Time // nil: time.Now
 	// limits bound every request document; storedLimits bound the stored
 	// schemas, which legitimately grow past one document's field count.
 	limits       infer.Limits

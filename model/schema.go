@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"svc/infer"
 	"svc/storage"
@@ -19,6 +20,8 @@ const (
 type parsed struct {
 	rev   int64
 	model *infer.Model
+	// expires ends the entry's lease (SVC_MODEL_CACHE_LEASE); zero never.
+	expires time.Time
 }
 
 // decoded returns the inference model of a stored record, from the cache
@@ -27,7 +30,7 @@ type parsed struct {
 func (s *Service) decoded(m *storage.Model) (*infer.Model, error) {
 	ck := cacheKey{m.Tenant, m.Key}
 	if v, ok := s.cache.m.Load(ck); ok {
-		if p := v.(*parsed); p.rev == m.Revision {
+		if p := v.(*parsed); p.rev == m.Revision && s.live(p) {
 			return p.model, nil
 		}
 	}
@@ -41,11 +44,11 @@ func (s *Service) decoded(m *storage.Model) (*infer.Model, error) {
 			return nil, fmt.Errorf("decoding stored model %s:%d: %w", m.Key.Name, m.Key.Version, err)
 		}
 	}
-	s.cache.m.Store(ck, &parsed{rev: m.Revision, model: im})
+	s.cache.m.Store(ck, &parsed{rev: m.Revision, model: im, expires: s.expiry()})
 	return im, nil
 }
 
 // remember caches a model just written at m's new revision.
 func (s *Service) remember(m *storage.Model, im *infer.Model) {
-	s.cache.m.Store(cacheKey{m.Tenant, m.Key}, &parsed{rev: m.Revision, model: im})
+	s.cache.m.Store(cacheKey{m.Tenant, m.Key}, &parsed{rev: m.Revision, model: im, expires: s.expiry()})
 }

@@ -9,26 +9,29 @@ import (
 	"svc/compute"
 	"svc/config"
 	"svc/iam"
+	"svc/telemetry"
 )
 
-// startCompute serves compute members on SVC_GRPC_PORT, on every interface
-// like the HTTP listener, with TLS when SVC_TLS_CERT_FILE/KEY_FILE are set.
+// startCompute serves compute members on SVC_GRPC_PORT at
+// SVC_GRPC_BIND_ADDRESS (loopback by default in mock mode), with TLS when SVC_TLS_CERT_FILE/KEY_FILE are set.
 // Members authenticate as HTTP clients do: the jwt verification chain in
 // jwt mode, the mock principal in mock mode. The caller owns the server
 // and stops it after the HTTP drain. svc are the domain services behind
 // the CRUD RPCs.
-func startCompute(cfg *config.Config, jwt *jwtMode, log *slog.Logger, svc compute.Services) (*compute.Server, error) {
+func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc compute.Services) (*compute.Server, error) {
 	ccfg, err := compute.ConfigFrom(cfg)
 	if err != nil {
 		return nil, err
 	}
+	ccfg.ServerOptions = tel.GRPCServerOptions()
 	var verify compute.TokenVerifier = compute.MockVerifier{Principal: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
 	if jwt != nil {
 		verify = &authcache.TokenVerifier{C: jwt.cache, Log: log}
 	}
-	lis, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.GRPCPort))
+	lis, err := net.Listen("tcp", net.JoinHostPort(cfg.GRPCListenHost(), fmt.Sprint(cfg.GRPCPort)))
 	if err != nil {
-		return nil, fmt.Errorf("listening on SVC_GRPC_PORT %d: %w", cfg.GRPCPort, err)
+		return nil, fmt.Errorf("listening on SVC_GRPC_BIND_ADDRESS/SVC_GRPC_PORT %s:%d: %w",
+			config.DescribeHost(cfg.GRPCListenHost()), cfg.GRPCPort, err)
 	}
 	srv := compute.New(ccfg, verify, log)
 	srv.SetServices(svc)

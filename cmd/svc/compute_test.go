@@ -55,7 +55,7 @@ func TestServeComputeMemberJoins(t *testing.T) {
 	}
 	select {
 	case <-m.Done():
-	case <-time.After(15 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("member stream still open after SIGTERM")
 	}
 	if err := cmd.Wait(); err != nil {

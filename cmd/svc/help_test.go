@@ -104,3 +104,19 @@ func TestHelpExitStatusOfBinary(t *testing.T) {
 		t.Errorf("svc help config http (%v) and svc help config.http (%v) differ", errA, errB)
 	}
 }
+
+// TestHelpListsCommandsFirst: `svc help` names every subcommand before the
+// topic tree.
+func TestHelpListsCommandsFirst(t *testing.T) {
+	_, out, _ := runHelp()
+	topics := strings.Index(out, "svc help topics")
+	if !strings.HasPrefix(out, "usage: svc [command]") || topics < 0 {
+		t.Fatalf("svc help starts %.200q", out)
+	}
+	for _, c := range commands {
+		name, _, _ := strings.Cut(c.name, " ")
+		if i := strings.Index(out, "  "+name+" "); i < 0 || i > topics {
+			t.Errorf("command %s not listed before the topics", name)
+		}
+	}
+}

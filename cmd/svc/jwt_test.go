@@ -56,7 +56,7 @@ func (p *jwtProc) stop(t *testing.T) {
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("svc did not stop")
 	}
 }

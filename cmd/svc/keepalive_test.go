@@ -67,7 +67,7 @@ func TestServeKeepAliveVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	st, err := cloudapi.NewCloudEventsServiceClient(conn).StartStreaming(ctx)
 	if err != nil {
@@ -94,7 +94,8 @@ func TestServeKeepAliveVariables(t *testing.T) {
 	if s, _ := status.FromError(end); s.Code() != codes.DeadlineExceeded {
 		t.Fatalf("silent member ended with %v", end)
 	}
-	if elapsed < 2*time.Second || elapsed > 5*time.Second || kas < 1 {
+	// Upper bound generous for a loaded machine; the lower bound is exact.
+	if elapsed < 2*time.Second || elapsed > 30*time.Second || kas < 1 {
 		t.Fatalf("evicted after %v with %d keep-alives (interval 1 s, timeout 2 s)", elapsed, kas)
 	}
 

@@ -6,22 +6,25 @@ import (
 	"os"
 	"time"
 
-	"svc/config"
 	"svc/storage/postgres"
 )
 
-// migrate applies storage migrations and exits. It reads the process
-// environment only, so a deploy job needs no .env files.
+// migrate applies storage migrations and exits. It reads the same sources
+// as serve, so it migrates the database serve would open.
 func migrate() int {
-	cfg, err := config.Load(config.Source{Getenv: os.LookupEnv})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "svc: configuration: %v\n", err)
+	cfg, ok := loadConfig(os.Stderr)
+	if !ok {
 		return 1
 	}
 	if cfg.StorageBackend == "memory" {
-		fmt.Println("storage backend is memory: no migrations to apply")
+		msg := "storage backend is memory (SVC_STORAGE_BACKEND): no migrations to apply"
+		if cfg.PostgresURL != "" {
+			msg += "; SVC_POSTGRES_URL is set but unused: set SVC_STORAGE_BACKEND=postgres to migrate that database"
+		}
+		fmt.Println(msg)
 		return 0
 	}
+	fmt.Println("storage backend is postgres (SVC_STORAGE_BACKEND): applying migrations")
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.PostgresMigrateLockTimeout+cfg.StartupTimeout)
 	defer cancel()
 	o := postgresOptions(cfg)

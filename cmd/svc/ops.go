@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,10 @@ func helpCmd(args []string, w io.Writer) int { return helpTo(args, w, os.Stderr)
 func helpTo(args []string, stdout, stderr io.Writer) int {
 	tree := help.Default()
 	if len(args) == 0 {
+		if err := writeCommands(stdout); err != nil {
+			fmt.Fprintf(stderr, "svc help: %v\n", err)
+			return 1
+		}
 		if err := tree.WriteIndex(stdout); err != nil {
 			fmt.Fprintf(stderr, "svc help: %v\n", err)
 			return 1
@@ -39,14 +44,19 @@ func helpTo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// health probes the admin listener's /readyz on loopback.
+// health probes the admin listener's /readyz where serve, reading the same
+// configuration, binds it: loopback when it listens on every interface.
 func health() int {
-	port := os.Getenv("SVC_ADMIN_PORT")
-	if port == "" {
-		port = "9091"
+	cfg, ok := loadConfig(os.Stderr)
+	if !ok {
+		return 1
+	}
+	host := cfg.AdminBindAddress
+	if ip := net.ParseIP(host); host == "" || host == "*" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get("http://127.0.0.1:" + port + "/readyz")
+	resp, err := client.Get("http://" + net.JoinHostPort(host, fmt.Sprint(cfg.AdminPort)) + "/readyz")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc health: %v\n", err)
 		return 1

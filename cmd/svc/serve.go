@@ -22,17 +22,35 @@ import (
 	"svc/search"
 	"svc/sqlschema"
 	"svc/streamdata"
+	"svc/telemetry"
 	"svc/txtoken"
 	"svc/workflow"
 )
 
 func serve() int {
-	cfg, err := config.Load(config.OSSource())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "svc: configuration: %v\n", err)
+	cfg, ok := loadConfig(os.Stderr)
+	if !ok {
 		return 1
 	}
 	log := newLogger(cfg, os.Stdout)
+	var tel *telemetry.T // nil unless SVC_OTEL_ENABLED: nothing traced, nothing paid
+	var err error
+	if cfg.OTelEnabled {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		tel, err = telemetry.Start(sctx, version)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc: SVC_OTEL_ENABLED: %v\n", err)
+			return 1
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tel.Shutdown(sctx); err != nil {
+				log.Warn("telemetry: flushing at shutdown", "error", err)
+			}
+		}()
+	}
 	st, err := openStorage(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: storage: %v\n", err)
@@ -48,7 +66,8 @@ func serve() int {
 	}()
 	// The entity service gates writes through modelSvc (Admit) and must
 	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
-	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries))
+	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
+		model.WithCacheLease(cfg.ModelCacheLease))
 	// The workflow engine's dispatcher is the compute server, set once it
 	// listens (below), before the first request.
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
@@ -59,7 +78,7 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	entitySvc := entity.New(st.Entities, st.Models, entity.GateOf(modelSvc),
+	entitySvc := entity.New(tel.Entities(st.Entities), st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc),
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(txTokens))
@@ -71,12 +90,13 @@ func serve() int {
 	}
 	defer fed.close()
 	deps := fast.Deps{
-		Help:    help.Default().WithVersion(version),
-		Version: version,
-		Log:     log,
-		Ready:   st.Ready,
-		Models:  st.Models,
-		Model:   modelSvc,
+		Telemetry: tel,
+		Help:      help.Default().WithVersion(version),
+		Version:   version,
+		Log:       log,
+		Ready:     st.Ready,
+		Models:    st.Models,
+		Model:     modelSvc,
 
 		Entities:  entitySvc,
 		Search:    searchSvc,
@@ -110,14 +130,14 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	grpcSrv, err := startCompute(cfg, jwt, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
+	grpcSrv, err := startCompute(cfg, jwt, tel, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
 		ErrorStatus: fast.ErrorStatus})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
 	defer grpcSrv.Stop()
-	engine.Dispatcher = grpcSrv
+	engine.Dispatcher = tel.Dispatch(grpcSrv)
 	// Scheduled transitions fire from here; function schedules and
 	// processors need the dispatcher above.
 	stopSched := func() {}
@@ -173,10 +193,16 @@ func serve() int {
 	return 0
 }
 
+// newLogger builds the process logger: SVC_LOG_FORMAT picks slog's text or
+// JSON handler, SVC_LOG_LEVEL its level.
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
@@ -185,8 +211,10 @@ func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
 		ctxPath = "(root)"
 	}
 	fmt.Fprintf(w, "svc %s (%s) built %s\n", version, commit, buildDate)
-	fmt.Fprintf(w, "  HTTP %s | admin %s | gRPC :%d | context path %s | IAM %s | storage %s\n",
-		api, admin, cfg.GRPCPort, ctxPath, cfg.IAMMode, cfg.StorageBackend)
+	fmt.Fprintf(w, "  HTTP %s | admin %s | gRPC %s | context path %s | IAM %s | storage %s\n",
+		api, admin, net.JoinHostPort(cfg.GRPCListenHost(), fmt.Sprint(cfg.GRPCPort)), ctxPath, cfg.IAMMode, cfg.StorageBackend)
+	fmt.Fprintf(w, "  listening on %s (HTTP, SVC_HTTP_BIND_ADDRESS) and %s (gRPC, SVC_GRPC_BIND_ADDRESS)\n",
+		config.DescribeHost(cfg.HTTPListenHost()), config.DescribeHost(cfg.GRPCListenHost()))
 	if cfg.IAMMode == "mock" {
 		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")
 		fmt.Fprintln(w, "  Do not expose this instance to untrusted networks; set SVC_IAM_MODE=jwt for real auth.")

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"svc/config"
+)
+
+// TestCommandsShareServeConfiguration: health and migrate read the .env
+// file serve reads, warn about a misspelt variable naming the closest
+// setting, and migrate says which backend is selected when a PostgreSQL
+// URL is set on the memory backend; the banner says where the listeners
+// bind (loopback in mock mode).
+func TestCommandsShareServeConfiguration(t *testing.T) {
+	bin := svcBinary(t)
+	dir := t.TempDir()
+	adminPort := freePort(t)
+	dotenv := fmt.Sprintf("SVC_ADMIN_PORT=%d\nSVC_HTTP_PORT=%d\nSVC_GRPC_PORT=%d\nSVC_POSTGRES_URL=postgres://nobody@127.0.0.1:1/none\nSVC_LOG_LEVLE=debug\n",
+		adminPort, freePort(t), freePort(t))
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(dotenv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	mg := exec.Command(bin, "migrate")
+	mg.Dir, mg.Env = dir, cleanEnv(t)
+	out, err := mg.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "storage backend is memory (SVC_STORAGE_BACKEND)") ||
+		!strings.Contains(string(out), "SVC_POSTGRES_URL is set but unused") ||
+		!strings.Contains(string(out), "SVC_LOG_LEVLE (in "+filepath.Join(dir, ".env")+") is not a setting and is ignored; did you mean SVC_LOG_LEVEL?") {
+		t.Errorf("migrate: %v\n%s", err, out)
+	}
+
+	srv := exec.Command(bin)
+	srv.Dir, srv.Env = dir, cleanEnv(t)
+	var stderr syncBuffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	waitReady(t, adminPort)
+	if b := stderr.String(); !strings.Contains(b, "listening on 127.0.0.1 (HTTP, SVC_HTTP_BIND_ADDRESS) and 127.0.0.1 (gRPC, SVC_GRPC_BIND_ADDRESS)") ||
+		!strings.Contains(b, "did you mean SVC_LOG_LEVEL?") {
+		t.Errorf("banner:\n%s", b)
+	}
+
+	// health finds the admin port in the same .env file.
+	h := exec.Command(bin, "health")
+	h.Dir, h.Env = dir, cleanEnv(t)
+	if out, err := h.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
+		t.Errorf("health with serve's .env: %v %s", err, out)
+	}
+}
+
+// TestNewLoggerFormats: SVC_LOG_FORMAT picks slog's text or JSON lines.
+func TestNewLoggerFormats(t *testing.T) {
+	for format, prefix := range map[string]string{"text": "time=", "json": `{"time":`} {
+		var b strings.Builder
+		c := config.Defaults()
+		c.LogFormat = format
+		newLogger(c, &b).Info("hello", "k", "v")
+		if !strings.HasPrefix(b.String(), prefix) || !strings.Contains(b.String(), "hello") {
+			t.Errorf("%s: %q", format, b.String())
+		}
+	}
+}

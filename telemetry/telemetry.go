@@ -1,0 +1,168 @@
+// Package telemetry exports traces and metrics over OTLP with the
+// OpenTelemetry Go SDK when SVC_OTEL_ENABLED is set. The exporters read the
+// standard OTEL_EXPORTER_OTLP_* variables. Disabled, nothing here is built
+// and callers hold a nil *T, which every method accepts: the request path
+// pays one nil check.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// scope names the instrumentation of spans and metrics.
+const scope = "svc"
+
+// T is the running telemetry pipeline. A nil *T is the disabled pipeline.
+type T struct {
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+
+	httpDuration     metric.Float64Histogram
+	storageDuration  metric.Float64Histogram
+	dispatchDuration metric.Float64Histogram
+	grpcDuration     metric.Float64Histogram
+}
+
+// Start builds the trace and metric pipelines from the OTEL_* environment:
+// OTEL_EXPORTER_OTLP_PROTOCOL (or the _TRACES_/_METRICS_ variants) picks
+// grpc (the default) or http/protobuf; endpoints, headers, TLS and timeouts
+// are read by the exporters themselves; OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES name the resource (service.name defaults to
+// svc). An unsupported protocol is an error naming the variable.
+func Start(ctx context.Context, version string) (*T, error) {
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "svc"), attribute.String("service.version", version)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
+	}
+	traceProto, err := protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if err != nil {
+		return nil, err
+	}
+	metricProto, err := protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+	if err != nil {
+		return nil, err
+	}
+	var spanExp sdktrace.SpanExporter
+	if traceProto == "grpc" {
+		spanExp, err = otlptracegrpc.New(ctx)
+	} else {
+		spanExp, err = otlptracehttp.New(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	var metricExp sdkmetric.Exporter
+	if metricProto == "grpc" {
+		metricExp, err = otlpmetricgrpc.New(ctx)
+	} else {
+		metricExp, err = otlpmetrichttp.New(ctx)
+	}
+	if err != nil {
+		_ = spanExp.Shutdown(ctx)
+		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+	}
+	t := &T{
+		tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(res)),
+		// OTEL_METRIC_EXPORT_INTERVAL is read by the periodic reader.
+		mp:   sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)), sdkmetric.WithResource(res)),
+		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}
+	t.tracer = t.tp.Tracer(scope)
+	m := t.mp.Meter(scope)
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, herr := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc))
+		if herr != nil && err == nil {
+			err = herr
+		}
+		return h
+	}
+	t.httpDuration = hist("http.server.request.duration", "Duration of HTTP requests, by route template, method and status.")
+	t.grpcDuration = hist("rpc.server.duration", "Duration of gRPC calls, by method and status code.")
+	t.storageDuration = hist("svc.storage.operation.duration", "Duration of entity storage operations, by operation.")
+	t.dispatchDuration = hist("svc.compute.dispatch.duration", "Duration of compute dispatches, by kind and outcome.")
+	if err != nil {
+		_ = t.Shutdown(ctx)
+		return nil, fmt.Errorf("OTel instruments: %w", err)
+	}
+	return t, nil
+}
+
+// protocol reads the OTLP protocol for one signal: its own variable, then
+// OTEL_EXPORTER_OTLP_PROTOCOL, then grpc.
+func protocol(signalVar string) (string, error) {
+	name, v := signalVar, os.Getenv(signalVar)
+	if v == "" {
+		name, v = "OTEL_EXPORTER_OTLP_PROTOCOL", os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch strings.TrimSpace(v) {
+	case "", "grpc":
+		return "grpc", nil
+	case "http/protobuf":
+		return "http/protobuf", nil
+	}
+	return "", fmt.Errorf("%s: svc exports OTLP over grpc or http/protobuf, got %q", name, v)
+}
+
+// Shutdown flushes what is buffered and stops the exporters.
+func (t *T) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return errors.Join(t.tp.Shutdown(ctx), t.mp.Shutdown(ctx))
+}
+
+// Tracer is the tracer of svc's spans.
+func (t *T) Tracer() trace.Tracer { return t.tracer }
+
+// Propagator extracts W3C trace context from incoming requests.
+func (t *T) Propagator() propagation.TextMapPropagator { return t.prop }
+
+// HTTPDuration records one HTTP request.
+func (t *T) HTTPDuration(ctx context.Context, seconds float64, attrs ...attribute.KeyValue) {
+	t.httpDuration.Record(ctx, seconds, metric.WithAttributes(attrs...))
+}
+
+// spanKey is the user-value key under which the HTTP layer leaves the
+// request's span: fasthttp's request context answers Value from its user
+// values, so code given that context finds the span (see parent).
+type spanKey struct{}
+
+// SpanKey is that key, for the HTTP layer.
+var SpanKey any = spanKey{}
+
+// parent returns ctx carrying the request's span as the current span
+// when ctx only holds it as a user value.
+func parent(ctx context.Context) context.Context {
+	if trace.SpanFromContext(ctx).SpanContext().IsValid() {
+		return ctx
+	}
+	if sp, ok := ctx.Value(SpanKey).(trace.Span); ok {
+		return trace.ContextWithSpan(ctx, sp)
+	}
+	return ctx
+}
+
+// StartSpan starts a child span of whatever span ctx carries.
+func (t *T) StartSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	return t.tracer.Start(parent(ctx), name, opts...)
+}
