@@ -63,6 +63,7 @@ var settingEffects = map[string]string{
 	"SVC_OIDC_ROLES_CLAIM": "TestRolesClaimShapes", "SVC_OIDC_REQUIRE_HTTPS": "", "SVC_OIDC_ALLOW_PRIVATE_NETWORKS": "",
 	"SVC_OIDC_CONNECT_TIMEOUT_MS": "", "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS": "", "SVC_OIDC_SOCKET_TIMEOUT_MS": "",
 	"SVC_AUTH_CACHE_RECONCILE_INTERVAL": "TestReconcileLoopRunsAndStops",
+	"SVC_MAX_ENTITIES_PER_REQUEST":      "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each belongs to the
