@@ -8,22 +8,25 @@ import (
 	"svc/iam"
 )
 
-// Authenticator is the fast.Authenticator of jwt mode. It never says why a
-// token failed; the reason goes to the log as a slug (never the token).
+// Authenticator is the fast.Authenticator of jwt mode. It says only
+// whether a token was missing, malformed or invalid (iam.ErrToken*); the
+// precise reason goes to the log as a slug (never the token).
 type Authenticator struct {
 	C   *Cache
 	Log *slog.Logger
 }
 
-var errAuth = &iam.Error{Status: 401, Code: "UNAUTHORIZED", Message: "authentication failed"}
-
 // Authenticate reads "Authorization: Bearer <token>" and verifies it.
 func (a *Authenticator) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
 	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
 	var reason string
+	fail := iam.ErrTokenMalformed
 	switch {
 	case len(h) == 0:
-		reason = "missing-header"
+		reason, fail = "missing-header", iam.ErrTokenMissing
+	case !hasBearerScheme(h):
+		// Another scheme (Basic, …) presents no bearer token at all.
+		reason, fail = "invalid-format", iam.ErrTokenMissing
 	case len(h) < 7 || string(h[:7]) != "Bearer ":
 		reason = "invalid-format"
 	case len(h) == 7:
@@ -33,14 +36,57 @@ func (a *Authenticator) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, 
 		if err == nil {
 			return p, nil
 		}
-		reason = "token-invalid"
-		if err == ErrStale {
+		// Classified only after failing, so a cached hit never scans
+		// the token.
+		reason, fail = "token-invalid", iam.ErrTokenInvalid
+		switch {
+		case !jwtShaped(h[7:]):
+			reason, fail = "not-a-jwt", iam.ErrTokenMalformed
+		case err == ErrStale:
 			reason = "caches-stale"
+		case err == ErrRevoked:
+			reason = "token-revoked"
 		}
 	}
 	if a.Log != nil {
 		a.Log.Warn("authentication failed", "reason", reason, "remote", ctx.RemoteAddr().String(),
 			"method", string(ctx.Method()), "path", string(ctx.Path()))
 	}
-	return nil, errAuth
+	return nil, fail
+}
+
+// hasBearerScheme: the header names the Bearer scheme, in any case (RFC
+// 7235 schemes are case-insensitive; only the exact spelling verifies, the
+// rest is malformed rather than missing).
+func hasBearerScheme(h []byte) bool {
+	if len(h) < 6 {
+		return false
+	}
+	for i, c := range []byte("bearer") {
+		if h[i]|0x20 != c {
+			return false
+		}
+	}
+	return len(h) == 6 || h[6] == ' ' || h[6] == '\t'
+}
+
+// jwtShaped: three dot-separated runs of base64url characters, the first
+// two non-empty. Anything else cannot be a token of any verifier.
+func jwtShaped(t []byte) bool {
+	dots, run := 0, 0
+	for _, c := range t {
+		switch {
+		case c == '.':
+			if run == 0 && dots < 2 {
+				return false
+			}
+			dots++
+			run = 0
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			run++
+		default:
+			return false
+		}
+	}
+	return dots == 2
 }

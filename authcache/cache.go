@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"svc/iam"
+	"svc/storage"
 )
 
 // Leeway applies to exp, nbf and iat of every token.
@@ -63,6 +64,9 @@ type Options struct {
 	// MaxCacheBytes bounds the verified-token cache (default 64 MiB).
 	MaxCacheBytes int64
 	Log           *slog.Logger
+	// Revocations persists revoked jtis (RFC 7009); nil: nothing can be
+	// revoked.
+	Revocations storage.RevokedTokens
 }
 
 type entry struct {
@@ -70,6 +74,11 @@ type entry struct {
 	p     *iam.Principal
 	until int64 // unix nanoseconds; the entry is not used from then on
 	gen   uint64
+	// jti and exp of a token svc signed (own); jti is empty for federated
+	// tokens, which svc cannot revoke.
+	jti string
+	exp time.Time
+	own bool
 }
 
 // Cache is the verification chain with its caches. Principals it returns
@@ -101,6 +110,11 @@ type Cache struct {
 	mu      sync.Mutex
 	stop    chan struct{}
 	stopped chan struct{}
+
+	// revoked is the set of revoked jtis (nil while empty, so the hot path
+	// pays one atomic load when nothing is revoked).
+	revoked atomic.Pointer[revokedSet]
+	revMu   sync.Mutex // serialises writers of revoked
 }
 
 // clockTick is the coarse clock's resolution: a cached token may outlive
@@ -203,9 +217,21 @@ func (c *Cache) Verify(ctx context.Context, token []byte) (*iam.Principal, error
 		}
 		wall = now.UnixNano()
 	}
+	e, err := c.lookup(ctx, token, wall)
+	if err != nil {
+		return nil, err
+	}
+	return e.p, nil
+}
+
+// lookup is Verify returning the cache entry (which also carries the jti).
+func (c *Cache) lookup(ctx context.Context, token []byte, wall int64) (*entry, error) {
 	h := xxhash.Sum64(token)
 	if e, ok := c.verified.Get(h); ok && e.gen == c.gen.Load() && wall < e.until && e.token == string(token) {
-		return e.p, nil
+		if c.isRevoked(e.jti) {
+			return nil, ErrRevoked
+		}
+		return e, nil
 	}
 	if len(token) > maxTokenBytes {
 		return nil, errTooLarge
@@ -213,35 +239,39 @@ func (c *Cache) Verify(ctx context.Context, token []byte) (*iam.Principal, error
 	now := c.now()
 	gen := c.gen.Load()
 	tok := string(token)
-	p, until, err := c.verifySlow(ctx, tok, now)
+	e, err := c.verifySlow(ctx, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	if until.After(now) {
+	if c.isRevoked(e.jti) {
+		return nil, ErrRevoked
+	}
+	e.token, e.gen = tok, gen
+	if e.until > now.UnixNano() {
 		// No ristretto TTL: its expiry check would read the clock on every
 		// Get. Entries past `until` are ignored above and age out by cost.
-		c.verified.Set(h, &entry{token: tok, p: p, until: until.UnixNano(), gen: gen}, int64(len(tok))+256)
+		c.verified.Set(h, e, int64(len(tok))+256)
 	}
-	return p, nil
+	return e, nil
 }
 
 // verifySlow runs the chain: own keys, then each External; only an unknown
 // kid moves on, every other failure is final (iam.md 7.1).
-func (c *Cache) verifySlow(ctx context.Context, tok string, now time.Time) (*iam.Principal, time.Time, error) {
-	p, until, err := c.verifyOwn(ctx, tok, now)
+func (c *Cache) verifySlow(ctx context.Context, tok string, now time.Time) (*entry, error) {
+	e, err := c.verifyOwn(ctx, tok, now)
 	if !errors.Is(err, ErrUnknownKID) {
-		return p, until, err
+		return e, err
 	}
-	for _, e := range c.ext {
-		p, exp, err := e.VerifyExternal(ctx, tok)
+	for _, x := range c.ext {
+		p, exp, err := x.VerifyExternal(ctx, tok)
 		if errors.Is(err, ErrNoMatch) {
 			continue
 		}
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, err
 		}
 		if p == nil {
-			return nil, time.Time{}, errNoSubject
+			return nil, errNoSubject
 		}
 		// Another node may invalidate the provider or key; that reaches
 		// this node within one reconcile interval, so cache no longer.
@@ -249,13 +279,13 @@ func (c *Cache) verifySlow(ctx context.Context, tok string, now time.Time) (*iam
 		if exp.Before(until) {
 			until = exp
 		}
-		return p, until, nil
+		return &entry{p: p, until: until.UnixNano(), exp: exp}, nil
 	}
-	return nil, time.Time{}, ErrUnknownKID
+	return nil, ErrUnknownKID
 }
 
 // VerifyOwn verifies a token against svc's own keypairs only.
-func (c *Cache) verifyOwn(ctx context.Context, tok string, now time.Time) (*iam.Principal, time.Time, error) {
+func (c *Cache) verifyOwn(ctx context.Context, tok string, now time.Time) (*entry, error) {
 	var claims iam.InboundClaims
 	var key *iam.RingKey
 	_, err := c.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
@@ -269,19 +299,20 @@ func (c *Cache) verifyOwn(ctx context.Context, tok string, now time.Time) (*iam.
 	})
 	if err != nil {
 		if errors.Is(err, ErrUnknownKID) {
-			return nil, time.Time{}, ErrUnknownKID
+			return nil, ErrUnknownKID
 		}
-		return nil, time.Time{}, err
+		return nil, err
 	}
 	p, err := claims.Principal()
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	until := claims.ExpiresAt.Add(Leeway)
+	exp := claims.ExpiresAt.Add(Leeway)
+	until := exp
 	if key.ValidTo.Before(until) {
 		until = key.ValidTo
 	}
-	return p, until, nil
+	return &entry{p: p, until: until.UnixNano(), jti: claims.ID, exp: exp, own: true}, nil
 }
 
 // ownKey finds kid among the keypairs. A kid not in the snapshot may be a
@@ -338,6 +369,9 @@ func (c *Cache) VerifySubject(ctx context.Context, token string) (*iam.Principal
 func (c *Cache) Reconcile(ctx context.Context) error {
 	err := c.keys.Reload(ctx)
 	c.noteRing()
+	if rerr := c.reloadRevoked(ctx); rerr != nil && err == nil {
+		err = rerr
+	}
 	for _, e := range c.ext {
 		if r, ok := e.(Reconciler); ok {
 			if rerr := r.Reconcile(ctx); rerr != nil && err == nil {

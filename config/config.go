@@ -131,6 +131,10 @@ type Config struct {
 	OIDCConnectionRequestTimeout  int
 	OIDCSocketTimeoutMS           int
 	AuthCacheReconcileInterval    time.Duration
+	// Failed client authentications at the OAuth endpoints (throttle/).
+	OAuthMaxFailuresPerClient  int
+	OAuthMaxFailuresPerAddress int
+	OAuthFailureWindow         time.Duration
 
 	// Sources records which files contributed values, for the startup log.
 	Sources []string

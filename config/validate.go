@@ -184,6 +184,15 @@ func (c *Config) validateAuth() *Error {
 	if c.AuthCacheReconcileInterval <= 0 {
 		return errf("SVC_AUTH_CACHE_RECONCILE_INTERVAL", "must be above 0")
 	}
+	if c.OAuthMaxFailuresPerClient < 0 {
+		return errf("SVC_OAUTH_MAX_FAILURES_PER_CLIENT", "must be 0 (off) or more, got %d", c.OAuthMaxFailuresPerClient)
+	}
+	if c.OAuthMaxFailuresPerAddress < 0 {
+		return errf("SVC_OAUTH_MAX_FAILURES_PER_ADDRESS", "must be 0 (off) or more, got %d", c.OAuthMaxFailuresPerAddress)
+	}
+	if c.OAuthFailureWindow < 1e9 { // one second
+		return errf("SVC_OAUTH_FAILURE_WINDOW", "must be at least 1s")
+	}
 	if strings.TrimSpace(c.OIDCRolesClaim) == "" {
 		return errf("SVC_OIDC_ROLES_CLAIM", "must not be empty")
 	}

@@ -244,5 +244,8 @@ func Vars(c *Config) []Var {
 		num(&c.OIDCConnectionRequestTimeout, "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS", "auth", "5000", "connection-pool wait of those fetches, ms"),
 		num(&c.OIDCSocketTimeoutMS, "SVC_OIDC_SOCKET_TIMEOUT_MS", "auth", "5000", "read timeout of those fetches, ms"),
 		dur(&c.AuthCacheReconcileInterval, "SVC_AUTH_CACHE_RECONCILE_INTERVAL", "auth", "1m", "reconcile of key and provider caches, jittered 10 percent; verification fails closed after 10 missed intervals"),
+		num(&c.OAuthMaxFailuresPerClient, "SVC_OAUTH_MAX_FAILURES_PER_CLIENT", "auth", "10", "failed client authentications per client id per window before 429; 0 disables"),
+		num(&c.OAuthMaxFailuresPerAddress, "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS", "auth", "30", "failed client authentications per source address (IPv6: per /64) per window before 429; 0 disables"),
+		dur(&c.OAuthFailureWindow, "SVC_OAUTH_FAILURE_WINDOW", "auth", "1m", "window of the failed-client-authentication limits"),
 	}
 }

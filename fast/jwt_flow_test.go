@@ -17,7 +17,7 @@ func TestJWTWholeFlow(t *testing.T) {
 	h := newJWTHarness(t)
 
 	// No token: the uniform 401.
-	if r := h.do("GET", "/model/", "", nil); r.status != 401 || !strings.Contains(string(r.body), "UNAUTHORIZED: authentication failed") {
+	if r := h.do("GET", "/model/", "", nil); r.status != 401 || !strings.Contains(string(r.body), "UNAUTHORIZED: missing token") {
 		t.Fatalf("no token: %d %s", r.status, r.body)
 	}
 

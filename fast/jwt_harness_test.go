@@ -102,7 +102,7 @@ func newJWTHarness(t testing.TB, mutate ...func(*config.Config)) *jwtHarness {
 		t.Fatal(err)
 	}
 	cache, err := authcache.New(keys, nil, authcache.Options{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
-		ReconcileInterval: cfg.AuthCacheReconcileInterval})
+		ReconcileInterval: cfg.AuthCacheReconcileInterval, Revocations: st.Revocations})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,8 @@ func newJWTHarness(t testing.TB, mutate ...func(*config.Config)) *jwtHarness {
 	}
 	t.Cleanup(cache.Close)
 	s, err := New(cfg, Deps{Auth: &authcache.Authenticator{C: cache}, IAM: &IAMDeps{Clients: clients, Keys: keys,
-		Issuer: iam.NewIssuer(keys, cfg.JWTIssuer, cfg.JWTAudience, cfg.JWTExpirySeconds), Subjects: cache, Stale: cache.Stale}})
+		Issuer: iam.NewIssuer(keys, cfg.JWTIssuer, cfg.JWTAudience, cfg.JWTExpirySeconds), Subjects: cache, Stale: cache.Stale,
+		Tokens: cache}})
 	if err != nil {
 		t.Fatal(err)
 	}

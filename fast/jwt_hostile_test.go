@@ -17,8 +17,9 @@ func seg(v any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// TestHostileTokens: every forged, broken or out-of-policy token gets the
-// same 401 body as no token at all.
+// TestHostileTokens: every forged, broken, revoked or out-of-policy token
+// gets the same 401 body and challenge; a missing or malformed credential
+// gets its own, equally uniform, answer.
 func TestHostileTokens(t *testing.T) {
 	h := newJWTHarness(t)
 	valid := h.mint(h.adminClaims(tenantA))
@@ -60,34 +61,46 @@ func TestHostileTokens(t *testing.T) {
 		return seg(hdr) + "." + parts[1] + "." + parts[2]
 	}()
 
-	cases := []struct{ name, auth string }{
-		{"no header", ""},
-		{"other scheme", "Basic " + valid},
-		{"lower-case bearer", "bearer " + valid},
-		{"empty bearer", "Bearer "},
-		{"garbage", "Bearer not-a-jwt"},
-		{"two segments", "Bearer " + parts[0] + "." + parts[1]},
-		{"alg none", "Bearer " + seg(map[string]any{"alg": "none", "kid": h.kid, "typ": "JWT"}) + "." + parts[1] + "."},
-		{"alg missing", "Bearer " + seg(map[string]any{"kid": h.kid}) + "." + parts[1] + "." + parts[2]},
-		{"HS256 with the public key as secret", "Bearer " + hs256},
-		{"kid path injection", "Bearer " + signedWithKID("../../x")},
-		{"huge kid", "Bearer " + signedWithKID(strings.Repeat("k", 8<<10))},
-		{"kid missing", "Bearer " + signedWithKID("")},
-		{"expired", "Bearer " + with(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() })},
-		{"exp missing", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "exp") })},
-		{"iat missing", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "iat") })},
-		{"iat in the future", "Bearer " + with(func(c jwt.MapClaims) { c["iat"] = time.Now().Add(10 * time.Minute).Unix() })},
-		{"nbf in the future", "Bearer " + with(func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(5 * time.Minute).Unix() })},
-		{"wrong iss", "Bearer " + with(func(c jwt.MapClaims) { c["iss"] = "evil" })},
-		{"no tenant", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "caas_org_id") })},
-		{"tampered payload", "Bearer " + tampered},
-		{"bad signature", "Bearer " + parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2]))},
-		{"64 KB header", "Bearer " + bigHeader},
+	// Three answers only (RFC 6750): no bearer token presented, a
+	// credential that is not a bearer token, and a token that does not
+	// verify. Within each class every case must be byte-identical, body
+	// and challenge, so the answer is no oracle for why a token failed.
+	const (
+		missing   = "missing token"
+		malformed = "malformed token"
+		invalid   = "invalid or expired token"
+	)
+	cases := []struct{ name, auth, class string }{
+		{"no header", "", missing},
+		{"other scheme", "Basic " + valid, missing},
+		{"lower-case bearer", "bearer " + valid, malformed},
+		{"empty bearer", "Bearer ", malformed},
+		{"garbage", "Bearer not-a-jwt", malformed},
+		{"two segments", "Bearer " + parts[0] + "." + parts[1], malformed},
+		{"alg none", "Bearer " + seg(map[string]any{"alg": "none", "kid": h.kid, "typ": "JWT"}) + "." + parts[1] + ".", invalid},
+		{"alg missing", "Bearer " + seg(map[string]any{"kid": h.kid}) + "." + parts[1] + "." + parts[2], invalid},
+		{"HS256 with the public key as secret", "Bearer " + hs256, invalid},
+		{"kid path injection", "Bearer " + signedWithKID("../../x"), invalid},
+		{"huge kid", "Bearer " + signedWithKID(strings.Repeat("k", 8<<10)), invalid},
+		{"kid missing", "Bearer " + signedWithKID(""), invalid},
+		{"expired", "Bearer " + with(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() }), invalid},
+		{"exp missing", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "exp") }), invalid},
+		{"iat missing", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "iat") }), invalid},
+		{"iat in the future", "Bearer " + with(func(c jwt.MapClaims) { c["iat"] = time.Now().Add(10 * time.Minute).Unix() }), invalid},
+		{"nbf in the future", "Bearer " + with(func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(5 * time.Minute).Unix() }), invalid},
+		{"wrong iss", "Bearer " + with(func(c jwt.MapClaims) { c["iss"] = "evil" }), invalid},
+		{"no tenant", "Bearer " + with(func(c jwt.MapClaims) { delete(c, "caas_org_id") }), invalid},
+		{"tampered payload", "Bearer " + tampered, invalid},
+		{"bad signature", "Bearer " + parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2])), invalid},
+		{"64 KB header", "Bearer " + bigHeader, invalid},
+		{"revoked", "Bearer " + h.revokedToken(), invalid},
 	}
-	ref := h.do("GET", "/model/", "", nil)
-	if ref.status != 401 {
-		t.Fatalf("reference: %d %s", ref.status, ref.body)
+	challenge := map[string]string{
+		missing:   `Bearer realm="svc"`,
+		malformed: `Bearer realm="svc", error="invalid_token", error_description="malformed token"`,
+		invalid:   `Bearer realm="svc", error="invalid_token", error_description="invalid or expired token"`,
 	}
+	first := map[string]reply{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var hdr []string
@@ -95,8 +108,21 @@ func TestHostileTokens(t *testing.T) {
 				hdr = []string{"Authorization", c.auth}
 			}
 			r := h.do("GET", "/model/", "", nil, hdr...)
-			if r.status != 401 || string(r.body) != string(ref.body) {
-				t.Fatalf("%d %s\nwant the uniform 401 %s", r.status, r.body, ref.body)
+			var p map[string]any
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if r.status != 401 || p["detail"] != "UNAUTHORIZED: "+c.class || p["status"] != float64(401) ||
+				r.header.Get("WWW-Authenticate") != challenge[c.class] {
+				t.Fatalf("%d %v %s\nwant 401 %q with challenge %s", r.status, r.header, r.body, c.class, challenge[c.class])
+			}
+			ref, seen := first[c.class]
+			if !seen {
+				first[c.class] = r
+				return
+			}
+			if string(r.body) != string(ref.body) || r.header.Get("WWW-Authenticate") != ref.header.Get("WWW-Authenticate") {
+				t.Fatalf("%s\ndiffers from the class's first answer %s", r.body, ref.body)
 			}
 		})
 	}

@@ -81,7 +81,8 @@ func (s *Server) recovered(ctx *fasthttp.RequestCtx, v any) {
 }
 
 // authorize resolves the principal and enforces the route's access level.
-// Every authentication failure yields the same 401 body.
+// Authentication failures are RFC 6750 401s that say only "missing",
+// "malformed" or "invalid or expired" (see bearer.go).
 func (s *Server) authorize(access Access, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	if access == Public {
 		return next
@@ -89,11 +90,11 @@ func (s *Server) authorize(access Access, next fasthttp.RequestHandler) fasthttp
 	return func(ctx *fasthttp.RequestCtx) {
 		p, err := s.deps.Auth.Authenticate(ctx)
 		if err != nil || p == nil {
-			s.writeProblem(ctx, NewProblem(401, "UNAUTHORIZED", "authentication failed"))
+			s.writeBearerRefusal(ctx, err)
 			return
 		}
 		if access == Admin && !p.HasRole(iam.RoleAdmin) {
-			s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "admin role required"))
+			s.writeForbidden(ctx, "admin role required")
 			return
 		}
 		ctx.SetUserValue(principalKey, p)

@@ -80,7 +80,7 @@ func TestAuthorizationSeam(t *testing.T) {
 		if resp.StatusCode() != 401 {
 			t.Errorf("%s: %d, want 401", uri, resp.StatusCode())
 		}
-		if d := decode(t, resp.Body())["detail"]; d != "UNAUTHORIZED: authentication failed" {
+		if d := decode(t, resp.Body())["detail"]; d != "UNAUTHORIZED: invalid or expired token" {
 			t.Errorf("%s: detail %v", uri, d)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"svc/authcache"
 	"svc/iam"
 	"svc/storage"
 )
@@ -28,6 +29,16 @@ type IAMDeps struct {
 	Subjects SubjectVerifier
 	// Stale reports whether the key caches fail closed (JWKS answers 503).
 	Stale func(time.Time) bool
+	// Tokens backs introspection and revocation; nil leaves both
+	// answering server_error.
+	Tokens TokenInspector
+}
+
+// TokenInspector verifies tokens for introspection and records
+// revocations (authcache.Cache).
+type TokenInspector interface {
+	Inspect(ctx context.Context, token []byte) (*iam.Principal, *authcache.TokenInfo, error)
+	Revoke(ctx context.Context, r *storage.RevokedToken) error
 }
 
 // SubjectVerifier verifies a subject token of RFC 8693 token exchange.
@@ -44,15 +55,20 @@ func init() {
 // maxTokenRequestBytes caps the token endpoint's form body.
 const maxTokenRequestBytes = 1 << 20
 
-// mountOAuthExtras adds what the route table does not describe: JWKS, and
-// OAuth-shaped 405s for other methods on the token endpoint.
+// mountOAuthExtras adds what the route table does not describe: JWKS, the
+// RFC 8414 metadata (oauth_metadata.go), and OAuth-shaped 405s for other
+// methods on the token endpoint and its companions.
 func (s *Server) mountOAuthExtras(r *router.Router, cp string) {
 	r.GET(cp+"/.well-known/jwks.json", s.instrument("/.well-known/jwks.json", s.jwks))
-	for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
-		r.Handle(m, cp+"/oauth/token", s.instrument("/oauth/token", func(ctx *fasthttp.RequestCtx) {
-			ctx.Response.Header.Set("Allow", "POST")
-			writeOAuthError(ctx, 405, "method_not_allowed", "method_not_allowed")
-		}))
+	r.GET(cp+metadataPath, s.instrument(metadataPath, s.oauthMetadata))
+	r.GET(cp+oidcMetadataPath, s.instrument(oidcMetadataPath, s.oauthMetadata))
+	for _, p := range []string{"/oauth/token", introspectPath, revokePath} {
+		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
+			r.Handle(m, cp+p, s.instrument(p, func(ctx *fasthttp.RequestCtx) {
+				ctx.Response.Header.Set("Allow", "POST")
+				writeOAuthError(ctx, 405, "method_not_allowed", "method_not_allowed")
+			}))
+		}
 	}
 }
 
@@ -119,8 +135,9 @@ func formValue(ctx *fasthttp.RequestCtx, key string) string {
 	return string(ctx.QueryArgs().Peek(key))
 }
 
-// oauthToken is POST {ctx}/oauth/token: client authentication first, so
-// bad credentials beat a bad grant (iam.md 1.1).
+// oauthToken is POST {ctx}/oauth/token: client authentication first
+// (client_secret_basic or client_secret_post, oauth_clientauth.go), so bad
+// credentials beat a bad grant (iam.md 1.1).
 func (s *Server) oauthToken(ctx *fasthttp.RequestCtx) {
 	d := s.deps.IAM
 	if d == nil {
@@ -131,19 +148,8 @@ func (s *Server) oauthToken(ctx *fasthttp.RequestCtx) {
 		writeOAuthError(ctx, 400, "invalid_request", "request body too large")
 		return
 	}
-	id, secret, ok := basicCredentials(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
-	if !ok {
-		writeOAuthError(ctx, 401, "invalid_client", "invalid_client")
-		return
-	}
-	client, err := d.Clients.Authenticate(ctx, id, secret)
-	if errors.Is(err, iam.ErrInvalidClient) {
-		writeOAuthError(ctx, 401, "invalid_client", "invalid_client")
-		return
-	}
-	if err != nil {
-		s.log.Error("token endpoint: client lookup", "err", err)
-		writeOAuthError(ctx, 500, "server_error", "server_error")
+	client := s.authenticateClient(ctx, d)
+	if client == nil {
 		return
 	}
 	switch grant := formValue(ctx, "grant_type"); grant {
@@ -155,7 +161,8 @@ func (s *Server) oauthToken(ctx *fasthttp.RequestCtx) {
 	case iam.GrantTokenExchange:
 		s.tokenExchange(ctx, d, client)
 	default:
-		writeOAuthError(ctx, 400, "unsupported_grant_type", "unsupported_grant_type")
+		writeOAuthError(ctx, 400, "unsupported_grant_type", "this grant_type is not supported; supported: "+
+			iam.GrantClientCredentials+", "+iam.GrantTokenExchange)
 	}
 }
 

@@ -14,6 +14,9 @@ type opDoc struct {
 	errs        []errDoc
 	// mock501 marks operations that answer 501 while SVC_IAM_MODE=mock.
 	mock501 bool
+	// oauth marks a client-authenticated OAuth endpoint: OAuth error
+	// bodies and HTTP Basic security, like the token endpoint.
+	oauth bool
 }
 
 type errDoc struct {
@@ -691,7 +694,8 @@ func opDocTable() map[string]opDoc {
 
 		// Token endpoint: OAuth bodies, handled specially in tokenOperation.
 		"getTechnicalUserToken": {
-			desc: "OAuth 2.0 token endpoint. Authenticate the client with HTTP Basic (`client_id:client_secret`). " +
+			desc: "OAuth 2.0 token endpoint. Authenticate the client with HTTP Basic (`client_id:client_secret`, client_secret_basic) " +
+				"or with `client_id` and `client_secret` form fields (client_secret_post), never both. " +
 				"`client_credentials` issues a token for the client itself; token exchange (RFC 8693) issues an on-behalf-of token " +
 				"for the subject token's user, in the same tenant only. Responses carry Cache-Control: no-store.",
 		},

@@ -483,6 +483,8 @@ func componentSchemas() Map {
 				"subject_token": str("Token exchange only: the user's JWT to act on behalf of."),
 				"subject_token_type": enum("Token exchange only.",
 					"urn:ietf:params:oauth:token-type:jwt"),
+				"client_id":     str("client_secret_post only (instead of HTTP Basic)."),
+				"client_secret": str("client_secret_post only (instead of HTTP Basic); never in the URL."),
 			},
 			"required": []string{"grant_type"},
 			"if":       Map{"properties": Map{"grant_type": Map{"const": "urn:ietf:params:oauth:grant-type:token-exchange"}}},
@@ -496,7 +498,8 @@ func componentSchemas() Map {
 		}, "access_token", "token_type", "expires_in"),
 		"OAuthError": obj("OAuth 2.0 error (RFC 6749 5.2); the token endpoint never answers problem+json.", Map{
 			"error": enum("", "invalid_request", "invalid_client", "invalid_grant", "unsupported_grant_type",
-				"access_denied", "server_error", "method_not_allowed"),
+				"access_denied", "server_error", "method_not_allowed", "unsupported_token_type", "unauthorized_client",
+				"temporarily_unavailable"),
 			"error_description": str("Human-readable detail; defaults to the error code."),
 		}, "error", "error_description"),
 		"TechnicalUser": obj("A machine client (its secret is never shown again).", Map{

@@ -69,7 +69,7 @@ func openAPISpec(routes []Route) Map {
 				"basicAuth": Map{"type": "http", "scheme": "basic",
 					"description": "Machine client credentials (`client_id:client_secret`) for the token endpoint."},
 			},
-			"schemas":   componentSchemas(),
+			"schemas":   withOAuthSchemas(componentSchemas()),
 			"responses": sharedResponses(),
 		},
 	}
@@ -118,7 +118,7 @@ func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
 	}
 
 	switch {
-	case r.OpID == tokenOpID:
+	case r.OpID == tokenOpID || d.oauth:
 		op["security"] = []Map{{"basicAuth": []string{}}}
 	case r.Access == Public:
 		op["security"] = []Map{}
@@ -134,6 +134,8 @@ func responses(r Route, d opDoc) Map {
 	resp := Map{}
 	if r.OpID == tokenOpID {
 		resp = tokenResponses()
+	} else if d.oauth {
+		resp = oauthCompanionResponses(d.ok)
 	} else {
 		ok := d.ok
 		if ok == nil {
@@ -193,7 +195,7 @@ func tokenResponses() Map {
 	oauthErr := func(desc string) Map {
 		return Map{"description": desc, "headers": noStore, "content": content("application/json", ref("OAuthError"))}
 	}
-	unauthorized := oauthErr("invalid_client: missing or wrong HTTP Basic credentials.")
+	unauthorized := oauthErr("invalid_client: missing or wrong client credentials (HTTP Basic or client_id/client_secret in the form).")
 	unauthorized["headers"] = Map{
 		"Cache-Control":    noStore["Cache-Control"],
 		"WWW-Authenticate": Map{"description": "`Basic realm=\"svc\"`.", "schema": Map{"type": "string"}},
@@ -204,14 +206,18 @@ func tokenResponses() Map {
 		"400":     oauthErr("invalid_request (missing or malformed field), unsupported_grant_type, or invalid_grant (the subject token is not acceptable)."),
 		"401":     unauthorized,
 		"403":     oauthErr("access_denied: the subject token belongs to another tenant."),
+		"429":     throttledResponse(oauthErr),
 		"default": oauthErr("server_error, e.g. no signing key is configured."),
 	}
 }
 
 func sharedResponses() Map {
 	return Map{
-		"Unauthorized":   problemResponse("UNAUTHORIZED: the bearer token is missing, invalid, expired or untrusted."),
-		"Forbidden":      problemResponse("FORBIDDEN: the ROLE_ADMIN role is required; signing keypair operations need it in the bootstrap tenant (SVC_BOOTSTRAP_TENANT_ID)."),
+		"Unauthorized": withChallenge(problemResponse("UNAUTHORIZED: `missing token`, `malformed token`, or `invalid or expired token` "+
+			"(one wording for every token that does not verify, revoked ones included)."),
+			"RFC 6750: `Bearer realm=\"svc\"`, with `error=\"invalid_token\"` when a token was presented."),
+		"Forbidden": withChallenge(problemResponse("FORBIDDEN: the ROLE_ADMIN role is required; signing keypair operations need it in the bootstrap tenant (SVC_BOOTSTRAP_TENANT_ID)."),
+			"RFC 6750: `Bearer realm=\"svc\", error=\"insufficient_scope\"`."),
 		"NotImplemented": problemResponse("NOT_IMPLEMENTED: this operation is not available yet."),
 		"ServerError":    problemResponse("Unexpected error. 5xx answers carry a `ticket` to quote; 503 answers may be retryable (properties.retryable)."),
 	}

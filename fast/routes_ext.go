@@ -12,12 +12,13 @@ func extensionRoutes() []Route {
 	rs = append(rs, sqlExtensionRoutes()...)
 	rs = append(rs, streamDataExtRoutes()...)
 	rs = append(rs, searchCompatRoutes()...)
+	rs = append(rs, oauthExtensionRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs(), searchCompatDocs()}
+	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs(), searchCompatDocs(), oauthExtensionDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.

@@ -27,6 +27,7 @@ import (
 	"svc/storage"
 	"svc/streamdata"
 	"svc/telemetry"
+	"svc/throttle"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a
@@ -90,6 +91,9 @@ type Server struct {
 	metrics *httpMetrics
 	reqSeq  atomic.Uint64
 	reqPfx  [8]byte
+	// clientAuthLimit throttles failed client authentications at the
+	// OAuth endpoints; nil when both limits are off.
+	clientAuthLimit *throttle.Limiter
 
 	api      *fasthttp.Server
 	admin    *fasthttp.Server
@@ -109,6 +113,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
 	initRequestIDPrefix(&s.reqPfx)
+	s.clientAuthLimit = newClientAuthLimiter(cfg)
 	s.routes = append(apiRoutes(), extensionRoutes()...)
 	s.bindHandlers()
 	doc, err := buildOpenAPI(s.routes)

@@ -24,6 +24,7 @@ type IAMStores struct {
 	Keypairs    Keypairs
 	TrustedKeys TrustedKeys
 	Providers   OIDCProviders
+	Revocations RevokedTokens
 }
 
 // M2MClient is a machine client. The secret is kept only as its SHA-256: it

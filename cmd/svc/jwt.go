@@ -54,7 +54,7 @@ func startJWT(ctx context.Context, cfg *config.Config, st storage.IAMStores, ext
 		}
 	}
 	cache, err := authcache.New(keys, ext, authcache.Options{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
-		ReconcileInterval: cfg.AuthCacheReconcileInterval, Log: log})
+		ReconcileInterval: cfg.AuthCacheReconcileInterval, Log: log, Revocations: st.Revocations})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func startJWT(ctx context.Context, cfg *config.Config, st storage.IAMStores, ext
 		keys:  keys,
 		cache: cache,
 		deps: &fast.IAMDeps{Clients: clients, Keys: keys, Issuer: iam.NewIssuer(keys, cfg.JWTIssuer, cfg.JWTAudience, cfg.JWTExpirySeconds),
-			Subjects: cache, Stale: cache.Stale},
+			Subjects: cache, Stale: cache.Stale, Tokens: cache},
 	}, nil
 }
 

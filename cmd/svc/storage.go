@@ -62,7 +62,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			return nil, err
 		}
 		iamStores := storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(),
-			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
+			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders(), Revocations: db.RevokedTokens()}
 		sqlStore := db.SQLSchemas(cfg.SQLQueryTimeout)
 		return &stores{
 			SQLSchemas: sqlStore,

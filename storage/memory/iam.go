@@ -16,6 +16,7 @@ func NewIAMStores() storage.IAMStores {
 		Keypairs:    &Keypairs{m: map[string]*storage.Keypair{}},
 		TrustedKeys: &TrustedKeys{m: map[string]*storage.TrustedKey{}},
 		Providers:   &Providers{m: map[string]*storage.OIDCProvider{}},
+		Revocations: NewRevokedTokens(),
 	}
 }
 
