@@ -95,7 +95,7 @@ func (h *auditAPI) list(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p := PrincipalOf(ctx)
-	page, err := h.svc.List(ctx, p.TenantID, id, q)
+	page, err := h.svc.List(dctx(ctx), p.TenantID, id, q)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -130,7 +130,7 @@ func (h *auditAPI) finished(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p := PrincipalOf(ctx)
-	e, err := h.svc.Finished(ctx, p.TenantID, id, txID)
+	e, err := h.svc.Finished(dctx(ctx), p.TenantID, id, txID)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return

@@ -43,7 +43,7 @@ type clientCredentialsDTO struct {
 }
 
 func (s *Server) listClients(ctx *fasthttp.RequestCtx) {
-	l, err := s.deps.IAM.Clients.List(ctx, PrincipalOf(ctx).TenantID)
+	l, err := s.deps.IAM.Clients.List(dctx(ctx), PrincipalOf(ctx).TenantID)
 	if err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
@@ -70,12 +70,12 @@ func (s *Server) createClient(ctx *fasthttp.RequestCtx) {
 		}
 		withAdmin = v
 	}
-	cr, err := s.deps.IAM.Clients.Create(ctx, PrincipalOf(ctx).TenantID, withAdmin)
+	cr, err := s.deps.IAM.Clients.Create(dctx(ctx), PrincipalOf(ctx).TenantID, withAdmin)
 	s.writeCredentials(ctx, cr, err)
 }
 
 func (s *Server) rotateClientSecret(ctx *fasthttp.RequestCtx) {
-	cr, err := s.deps.IAM.Clients.RotateSecret(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "clientId"))
+	cr, err := s.deps.IAM.Clients.RotateSecret(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "clientId"))
 	s.writeCredentials(ctx, cr, err)
 }
 
@@ -91,7 +91,7 @@ func (s *Server) writeCredentials(ctx *fasthttp.RequestCtx, cr *iam.ClientCreden
 
 func (s *Server) deleteClient(ctx *fasthttp.RequestCtx) {
 	id := routeParam(ctx, "clientId")
-	if err := s.deps.IAM.Clients.Delete(ctx, PrincipalOf(ctx).TenantID, id); err != nil {
+	if err := s.deps.IAM.Clients.Delete(dctx(ctx), PrincipalOf(ctx).TenantID, id); err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
 	}

@@ -158,19 +158,19 @@ func (h *entityAPI) create(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.Create(ctx, actorOf(ctx), key, routeParam(ctx, "format"), b, w)
+		return h.svc.Create(dctx(ctx), actorOf(ctx), key, routeParam(ctx, "format"), b, w)
 	})
 }
 
 func (h *entityAPI) createCollection(ctx *fasthttp.RequestCtx) {
 	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.CreateCollection(ctx, actorOf(ctx), b, w)
+		return h.svc.CreateCollection(dctx(ctx), actorOf(ctx), b, w)
 	})
 }
 
 func (h *entityAPI) updateCollection(ctx *fasthttp.RequestCtx) {
 	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.UpdateCollection(ctx, actorOf(ctx), routeParam(ctx, "format"), b, w)
+		return h.svc.UpdateCollection(dctx(ctx), actorOf(ctx), routeParam(ctx, "format"), b, w)
 	})
 }
 
@@ -211,7 +211,7 @@ func (h *entityAPI) get(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	e, err := h.svc.Get(ctx, PrincipalOf(ctx).TenantID, id, at, tx)
+	e, err := h.svc.Get(dctx(ctx), PrincipalOf(ctx).TenantID, id, at, tx)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -240,7 +240,7 @@ func (h *entityAPI) list(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	list, err := h.svc.List(ctx, PrincipalOf(ctx).TenantID, key, size, page, at)
+	list, err := h.svc.List(dctx(ctx), PrincipalOf(ctx).TenantID, key, size, page, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -272,7 +272,7 @@ func (h *entityAPI) update(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	tx, err := h.svc.Update(ctx, actorOf(ctx), id, routeParam(ctx, "format"), b, pathText(ctx, "transition"), ifMatchOf(ctx))
+	tx, err := h.svc.Update(dctx(ctx), actorOf(ctx), id, routeParam(ctx, "format"), b, pathText(ctx, "transition"), ifMatchOf(ctx))
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -292,7 +292,7 @@ func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	tx, err := h.svc.Patch(ctx, actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
+	tx, err := h.svc.Patch(dctx(ctx), actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -306,7 +306,7 @@ func (h *entityAPI) delete(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	d, err := h.svc.Delete(ctx, actorOf(ctx), id)
+	d, err := h.svc.Delete(dctx(ctx), actorOf(ctx), id)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -340,7 +340,7 @@ func (h *entityAPI) deleteByModel(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	d, err := h.svc.DeleteByModel(ctx, actorOf(ctx), key, b, at)
+	d, err := h.svc.DeleteByModel(dctx(ctx), actorOf(ctx), key, b, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -379,7 +379,7 @@ func (h *entityAPI) changes(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	cs, err := h.svc.Changes(ctx, PrincipalOf(ctx).TenantID, id, at)
+	cs, err := h.svc.Changes(dctx(ctx), PrincipalOf(ctx).TenantID, id, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -443,7 +443,7 @@ func (h *entityAPI) transitions(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, notFound)
 		return
 	}
-	names, err := h.svc.Transitions(ctx, PrincipalOf(ctx).TenantID, id, at, tx)
+	names, err := h.svc.Transitions(dctx(ctx), PrincipalOf(ctx).TenantID, id, at, tx)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -465,7 +465,7 @@ func (h *entityAPI) fetchTransitions(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, apierr.New("ENTITY_NOT_FOUND", "entity not found"))
 		return
 	}
-	names, err := h.svc.Transitions(ctx, PrincipalOf(ctx).TenantID, id, nil, nil)
+	names, err := h.svc.Transitions(dctx(ctx), PrincipalOf(ctx).TenantID, id, nil, nil)
 	if err != nil {
 		h.fail(ctx, err)
 		return

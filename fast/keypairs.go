@@ -80,7 +80,7 @@ func decodeBody(ctx *fasthttp.RequestCtx, v any, optional bool) bool {
 }
 
 func (s *Server) currentKeypair(ctx *fasthttp.RequestCtx) {
-	k, err := s.deps.IAM.Keys.Current(ctx, string(ctx.QueryArgs().Peek("audience")))
+	k, err := s.deps.IAM.Keys.Current(dctx(ctx), string(ctx.QueryArgs().Peek("audience")))
 	if err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
@@ -106,7 +106,7 @@ func (s *Server) issueKeypair(ctx *fasthttp.RequestCtx) {
 	if req.InvalidateCurrent {
 		ir.GracePeriod = graceOf(req.GraceSec)
 	}
-	k, err := s.deps.IAM.Keys.Issue(ctx, ir)
+	k, err := s.deps.IAM.Keys.Issue(dctx(ctx), ir)
 	if err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
@@ -131,7 +131,7 @@ func (s *Server) invalidateKeypair(ctx *fasthttp.RequestCtx) {
 		s.writeProblem(ctx, badBody())
 		return
 	}
-	if err := s.deps.IAM.Keys.Invalidate(ctx, routeParam(ctx, "keyId"), graceOf(req.GraceSec)); err != nil {
+	if err := s.deps.IAM.Keys.Invalidate(dctx(ctx), routeParam(ctx, "keyId"), graceOf(req.GraceSec)); err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
 	}
@@ -147,7 +147,7 @@ func (s *Server) reactivateKeypair(ctx *fasthttp.RequestCtx) {
 		s.writeProblem(ctx, badBody())
 		return
 	}
-	k, err := s.deps.IAM.Keys.Reactivate(ctx, routeParam(ctx, "keyId"), req.ValidFrom, req.ValidTo)
+	k, err := s.deps.IAM.Keys.Reactivate(dctx(ctx), routeParam(ctx, "keyId"), req.ValidFrom, req.ValidTo)
 	if err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
@@ -156,7 +156,7 @@ func (s *Server) reactivateKeypair(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) deleteKeypair(ctx *fasthttp.RequestCtx) {
-	if err := s.deps.IAM.Keys.Delete(ctx, routeParam(ctx, "keyId")); err != nil {
+	if err := s.deps.IAM.Keys.Delete(dctx(ctx), routeParam(ctx, "keyId")); err != nil {
 		s.writeIAMProblem(ctx, err)
 		return
 	}

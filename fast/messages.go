@@ -46,7 +46,7 @@ func (h *messageAPI) post(ctx *fasthttp.RequestCtx) {
 		UserID: string(rh.Peek("X-User-ID")), Recipient: string(rh.Peek("X-Recipient")),
 		ReplyTo: string(rh.Peek("X-Reply-To")), CorrelationID: string(rh.Peek("X-Correlation-ID")),
 	}
-	c, err := h.svc.Post(ctx, PrincipalOf(ctx).TenantID, pathText(ctx, "subject"), hd, ctx.PostBody())
+	c, err := h.svc.Post(dctx(ctx), PrincipalOf(ctx).TenantID, pathText(ctx, "subject"), hd, ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -66,7 +66,7 @@ func (h *messageAPI) get(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, err)
 		return
 	}
-	m, err := h.svc.Get(ctx, PrincipalOf(ctx).TenantID, id)
+	m, err := h.svc.Get(dctx(ctx), PrincipalOf(ctx).TenantID, id)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -89,7 +89,7 @@ func (h *messageAPI) delete(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, err)
 		return
 	}
-	if err := h.svc.Delete(ctx, PrincipalOf(ctx).TenantID, id); err != nil {
+	if err := h.svc.Delete(dctx(ctx), PrincipalOf(ctx).TenantID, id); err != nil {
 		h.s.writeError(ctx, err)
 		return
 	}
@@ -104,7 +104,7 @@ func (h *messageAPI) deleteMany(ctx *fasthttp.RequestCtx) {
 	if h.tooLarge(ctx) {
 		return
 	}
-	ids, err := h.svc.DeleteMany(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody())
+	ids, err := h.svc.DeleteMany(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return

@@ -38,7 +38,7 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	}
 	return map[string]fasthttp.RequestHandler{
 		"getAvailableEntityModels": func(ctx *fasthttp.RequestCtx) {
-			list, err := svc.List(ctx, PrincipalOf(ctx).TenantID)
+			list, err := svc.List(dctx(ctx), PrincipalOf(ctx).TenantID)
 			if err != nil {
 				s.writeError(ctx, err)
 				return
@@ -46,16 +46,16 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 			s.writeJSON(ctx, list)
 		},
 		"lockEntityModel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.Lock(ctx, t, k)
+			return svc.Lock(dctx(ctx), t, k)
 		}),
 		"unlockEntityModel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.Unlock(ctx, t, k)
+			return svc.Unlock(dctx(ctx), t, k)
 		}),
 		"deleteEntityModel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.Delete(ctx, t, k)
+			return svc.Delete(dctx(ctx), t, k)
 		}),
 		"setEntityModelChangeLevel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.SetChangeLevel(ctx, t, k, modelPathParam(ctx, "changeLevel"))
+			return svc.SetChangeLevel(dctx(ctx), t, k, modelPathParam(ctx, "changeLevel"))
 		}),
 		"exportMetadata": func(ctx *fasthttp.RequestCtx) {
 			key, err := modelKeyOf(ctx)
@@ -64,7 +64,7 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				return
 			}
 			bp := exportBufs.Get().(*[]byte)
-			out, err := svc.AppendExport(ctx, PrincipalOf(ctx).TenantID, key, modelPathParam(ctx, "converter"), (*bp)[:0])
+			out, err := svc.AppendExport(dctx(ctx), PrincipalOf(ctx).TenantID, key, modelPathParam(ctx, "converter"), (*bp)[:0])
 			if err != nil {
 				exportBufs.Put(bp)
 				s.writeError(ctx, err)
@@ -83,7 +83,7 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			id, err := svc.Import(ctx, PrincipalOf(ctx).TenantID, key,
+			id, err := svc.Import(dctx(ctx), PrincipalOf(ctx).TenantID, key,
 				modelPathParam(ctx, "dataFormat"), modelPathParam(ctx, "converter"), ctx.PostBody())
 			if err != nil {
 				s.writeError(ctx, err)
@@ -97,10 +97,10 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 			ctx.SetBody(append(b, '"'))
 		},
 		"validateEntityModel": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.Validate(ctx, t, k, ctx.PostBody())
+			return svc.Validate(dctx(ctx), t, k, ctx.PostBody())
 		}),
 		"setEntityModelUniqueKeys": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.SetUniqueKeys(ctx, t, k, ctx.PostBody())
+			return svc.SetUniqueKeys(dctx(ctx), t, k, ctx.PostBody())
 		}),
 	}
 }

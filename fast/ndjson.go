@@ -143,7 +143,7 @@ func (h *ndjsonAPI) create(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	res, err := h.svc.CreateStream(ctx, actorOf(ctx), key, body, w, before)
+	res, err := h.svc.CreateStream(dctx(ctx), actorOf(ctx), key, body, w, before)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -195,7 +195,7 @@ func (h *ndjsonAPI) export(ctx *fasthttp.RequestCtx) {
 		at = *atp
 	}
 	cond := ctx.QueryArgs().Peek("condition")
-	walk, err := h.svc.ExportStream(ctx, PrincipalOf(ctx).TenantID, key, at, cond)
+	walk, err := h.svc.ExportStream(dctx(ctx), PrincipalOf(ctx).TenantID, key, at, cond)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return

@@ -180,7 +180,7 @@ func (s *Server) tokenExchange(ctx *fasthttp.RequestCtx, d *IAMDeps, client *sto
 		writeOAuthError(ctx, 400, "invalid_grant", "unsupported subject_token_type")
 		return
 	}
-	p, err := d.Subjects.VerifySubject(ctx, subject)
+	p, err := d.Subjects.VerifySubject(dctx(ctx), subject)
 	if err != nil {
 		writeOAuthError(ctx, 400, "invalid_grant", "invalid subject token")
 		return

@@ -121,7 +121,7 @@ func (s *Server) authenticateClient(ctx *fasthttp.RequestCtx, d *IAMDeps) *stora
 		writeOAuthError(ctx, cerr.status, cerr.code, cerr.desc)
 		return nil
 	}
-	client, err := d.Clients.Authenticate(ctx, id, secret)
+	client, err := d.Clients.Authenticate(dctx(ctx), id, secret)
 	if errors.Is(err, iam.ErrInvalidClient) {
 		s.clientAuthLimit.Fail(id, addr, now)
 		writeOAuthError(ctx, 401, "invalid_client", descClientAuthFailed)

@@ -34,7 +34,7 @@ func (s *Server) oauthIntrospect(ctx *fasthttp.RequestCtx) {
 	}
 	// token_type_hint is only a hint (RFC 7662 2.1); every token svc
 	// accepts is an access token.
-	p, info, err := d.Tokens.Inspect(ctx, []byte(tok))
+	p, info, err := d.Tokens.Inspect(dctx(ctx), []byte(tok))
 	ctx.SetContentType("application/json")
 	noStore(ctx)
 	if err != nil || p.TenantID != client.Tenant {

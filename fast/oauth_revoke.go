@@ -32,7 +32,7 @@ func (s *Server) oauthRevoke(ctx *fasthttp.RequestCtx) {
 		writeOAuthError(ctx, 400, "invalid_request", "token is required")
 		return
 	}
-	p, info, err := d.Tokens.Inspect(ctx, []byte(tok))
+	p, info, err := d.Tokens.Inspect(dctx(ctx), []byte(tok))
 	if err != nil {
 		revoked(ctx)
 		return
@@ -46,7 +46,7 @@ func (s *Server) oauthRevoke(ctx *fasthttp.RequestCtx) {
 		writeOAuthError(ctx, 400, "unauthorized_client", "the token was not issued to this client")
 		return
 	}
-	err = d.Tokens.Revoke(ctx, &storage.RevokedToken{JTI: info.JTI, Tenant: p.TenantID, ClientID: client.ClientID,
+	err = d.Tokens.Revoke(dctx(ctx), &storage.RevokedToken{JTI: info.JTI, Tenant: p.TenantID, ClientID: client.ClientID,
 		Until: info.Until, RevokedAt: time.Now().UTC()})
 	if err != nil && !errors.Is(err, authcache.ErrNotRevocable) {
 		s.log.Error("oauth: revoke", "err", err)

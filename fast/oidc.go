@@ -39,7 +39,7 @@ func init() {
 					}
 					activeOnly = v
 				}
-				l, err := p.List(ctx, PrincipalOf(ctx).TenantID, activeOnly)
+				l, err := p.List(dctx(ctx), PrincipalOf(ctx).TenantID, activeOnly)
 				if err != nil {
 					s.writeError(ctx, err)
 					return
@@ -56,7 +56,7 @@ func init() {
 					s.writeError(ctx, err)
 					return
 				}
-				v, err := p.Register(ctx, PrincipalOf(ctx).TenantID, &r)
+				v, err := p.Register(dctx(ctx), PrincipalOf(ctx).TenantID, &r)
 				if err != nil {
 					s.writeError(ctx, err)
 					return
@@ -69,7 +69,7 @@ func init() {
 					s.writeError(ctx, apierr.New(apierr.BadRequest, "request body is larger than 1 MiB"))
 					return
 				}
-				v, err := p.Patch(ctx, tenant, id, body)
+				v, err := p.Patch(dctx(ctx), tenant, id, body)
 				if err != nil {
 					s.writeError(ctx, err)
 					return
@@ -77,7 +77,7 @@ func init() {
 				s.writeJSON(ctx, v)
 			}),
 			"invalidateOidcProvider": withID(func(ctx *fasthttp.RequestCtx, tenant, id string) {
-				if err := p.Invalidate(ctx, tenant, id); err != nil {
+				if err := p.Invalidate(dctx(ctx), tenant, id); err != nil {
 					s.writeError(ctx, err)
 					return
 				}
@@ -92,7 +92,7 @@ func init() {
 					return
 				}
 				keys := body.ReactivateKeys == nil || *body.ReactivateKeys
-				v, err := p.Reactivate(ctx, tenant, id, keys)
+				v, err := p.Reactivate(dctx(ctx), tenant, id, keys)
 				if err != nil {
 					s.writeError(ctx, err)
 					return
@@ -100,14 +100,14 @@ func init() {
 				s.writeJSON(ctx, v)
 			}),
 			"deleteOidcProvider": withID(func(ctx *fasthttp.RequestCtx, tenant, id string) {
-				if err := p.Delete(ctx, tenant, id); err != nil {
+				if err := p.Delete(dctx(ctx), tenant, id); err != nil {
 					s.writeError(ctx, err)
 					return
 				}
 				fedWriteEmpty(ctx)
 			}),
 			"reloadOidcProviders": func(ctx *fasthttp.RequestCtx) {
-				if err := p.Reload(ctx); err != nil {
+				if err := p.Reload(dctx(ctx)); err != nil {
 					s.writeError(ctx, err)
 					return
 				}

@@ -61,7 +61,7 @@ func (h *searchAPI) search(ctx *fasthttp.RequestCtx, asArray bool) {
 		return
 	}
 	p := PrincipalOf(ctx)
-	es, err := h.svc.Direct(ctx, &search.DirectRequest{Tenant: p.TenantID, Model: key, Condition: ctx.PostBody(),
+	es, err := h.svc.Direct(dctx(ctx), &search.DirectRequest{Tenant: p.TenantID, Model: key, Condition: ctx.PostBody(),
 		Sort: sortParams(ctx), Limit: ctx.QueryArgs().Peek("limit"), At: at})
 	if err != nil {
 		h.s.writeError(ctx, err)
@@ -105,7 +105,7 @@ func (h *searchAPI) submit(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p := PrincipalOf(ctx)
-	id, err := h.svc.Submit(ctx, &search.AsyncRequest{Tenant: p.TenantID, Model: key, Condition: ctx.PostBody(),
+	id, err := h.svc.Submit(dctx(ctx), &search.AsyncRequest{Tenant: p.TenantID, Model: key, Condition: ctx.PostBody(),
 		Sort: sortParams(ctx), At: at})
 	if err != nil {
 		h.s.writeError(ctx, err)
@@ -121,7 +121,7 @@ func (h *searchAPI) status(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, err)
 		return
 	}
-	st, err := h.svc.JobStatus(ctx, PrincipalOf(ctx).TenantID, id)
+	st, err := h.svc.JobStatus(dctx(ctx), PrincipalOf(ctx).TenantID, id)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -187,7 +187,7 @@ func (h *searchAPI) results(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, apierr.New(apierr.BadRequest, "invalid pageNumber", apierr.P("parameter", "pageNumber")))
 		return
 	}
-	pg, err := h.svc.Results(ctx, PrincipalOf(ctx).TenantID, id, number, size)
+	pg, err := h.svc.Results(dctx(ctx), PrincipalOf(ctx).TenantID, id, number, size)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -224,7 +224,7 @@ func (h *searchAPI) cancel(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, err)
 		return
 	}
-	if err := h.svc.Cancel(ctx, PrincipalOf(ctx).TenantID, id); err != nil {
+	if err := h.svc.Cancel(dctx(ctx), PrincipalOf(ctx).TenantID, id); err != nil {
 		h.s.writeError(ctx, err)
 		return
 	}

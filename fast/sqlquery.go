@@ -84,7 +84,7 @@ func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, apierr.New(apierr.BadRequest, "query parameter 'schemaName' is required", apierr.P("parameter", "schemaName")))
 				return
 			}
-			l, err := svc.Credentials(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("schemaName")), rotate)
+			l, err := svc.Credentials(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("schemaName")), rotate)
 			if err != nil {
 				s.writeError(ctx, err)
 				return

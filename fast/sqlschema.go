@@ -37,11 +37,11 @@ func sqlSchemaHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			out, err := svc.GetByName(ctx, PrincipalOf(ctx).TenantID, name)
+			out, err := svc.GetByName(dctx(ctx), PrincipalOf(ctx).TenantID, name)
 			reply(ctx, out, err)
 		},
 		"saveSchema": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.Save(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody())
+			out, err := svc.Save(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
 			reply(ctx, out, err)
 		},
 		"deleteSchemaByName": func(ctx *fasthttp.RequestCtx) {
@@ -50,31 +50,31 @@ func sqlSchemaHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			out, err := svc.DeleteByName(ctx, PrincipalOf(ctx).TenantID, name)
+			out, err := svc.DeleteByName(dctx(ctx), PrincipalOf(ctx).TenantID, name)
 			reply(ctx, out, err)
 		},
 		"genTables": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.GenTables(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "entityModelId"))
+			out, err := svc.GenTables(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "entityModelId"))
 			reply(ctx, out, err)
 		},
 		"getSchemas": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.List(ctx, PrincipalOf(ctx).TenantID)
+			out, err := svc.List(dctx(ctx), PrincipalOf(ctx).TenantID)
 			reply(ctx, out, err)
 		},
 		"putSchema": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.PutDefault(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaName"))
+			out, err := svc.PutDefault(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaName"))
 			reply(ctx, out, err)
 		},
 		"updateTables": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.UpdateTables(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "entityModelId"), ctx.PostBody())
+			out, err := svc.UpdateTables(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "entityModelId"), ctx.PostBody())
 			reply(ctx, out, err)
 		},
 		"getSchema": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.Get(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaId"))
+			out, err := svc.Get(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaId"))
 			reply(ctx, out, err)
 		},
 		"deleteSchema": func(ctx *fasthttp.RequestCtx) {
-			out, err := svc.Delete(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaId"))
+			out, err := svc.Delete(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "schemaId"))
 			reply(ctx, out, err)
 		},
 	}

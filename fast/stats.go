@@ -44,7 +44,7 @@ func (h *entityAPI) stats(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	cs, err := h.svc.CountByModel(ctx, PrincipalOf(ctx).TenantID, at)
+	cs, err := h.svc.CountByModel(dctx(ctx), PrincipalOf(ctx).TenantID, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -72,7 +72,7 @@ func (h *entityAPI) statsForModel(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	c, err := h.svc.CountForModel(ctx, PrincipalOf(ctx).TenantID, key, at)
+	c, err := h.svc.CountForModel(dctx(ctx), PrincipalOf(ctx).TenantID, key, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -109,7 +109,7 @@ func (h *entityAPI) statsByState(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	cs, err := h.svc.CountByState(ctx, PrincipalOf(ctx).TenantID, key, filter, at)
+	cs, err := h.svc.CountByState(dctx(ctx), PrincipalOf(ctx).TenantID, key, filter, at)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -150,7 +150,7 @@ func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
 		h.s.writeProblem(ctx, NewProblem(413, apierr.BadRequest, "request payload exceeds maximum allowed limit of 10MB"))
 		return
 	}
-	g, err := h.svc.GroupedStats(ctx, PrincipalOf(ctx).TenantID, key, b)
+	g, err := h.svc.GroupedStats(dctx(ctx), PrincipalOf(ctx).TenantID, key, b)
 	if err != nil {
 		h.fail(ctx, err)
 		return

@@ -71,12 +71,12 @@ func (h *streamDataAPI) empty(ctx *fasthttp.RequestCtx, err error) {
 }
 
 func (h *streamDataAPI) getConfig(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.GetConfig(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId")))
+	b, err := h.svc.GetConfig(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId")))
 	h.reply(ctx, b, err)
 }
 
 func (h *streamDataAPI) saveConfig(ctx *fasthttp.RequestCtx) {
-	id, err := h.svc.SaveConfig(ctx, streamPrincipal(ctx), ctx.PostBody())
+	id, err := h.svc.SaveConfig(dctx(ctx), streamPrincipal(ctx), ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -85,20 +85,20 @@ func (h *streamDataAPI) saveConfig(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) updateConfig(ctx *fasthttp.RequestCtx) {
-	h.empty(ctx, h.svc.UpdateConfig(ctx, streamPrincipal(ctx), ctx.PostBody(), string(ctx.QueryArgs().Peek("configId"))))
+	h.empty(ctx, h.svc.UpdateConfig(dctx(ctx), streamPrincipal(ctx), ctx.PostBody(), string(ctx.QueryArgs().Peek("configId"))))
 }
 
 func (h *streamDataAPI) deleteConfig(ctx *fasthttp.RequestCtx) {
-	h.empty(ctx, h.svc.DeleteConfig(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId"))))
+	h.empty(ctx, h.svc.DeleteConfig(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId"))))
 }
 
 func (h *streamDataAPI) listConfigs(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.ListConfigs(ctx, PrincipalOf(ctx).TenantID)
+	b, err := h.svc.ListConfigs(dctx(ctx), PrincipalOf(ctx).TenantID)
 	h.reply(ctx, b, err)
 }
 
 func (h *streamDataAPI) exportAll(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{})
+	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{})
 	h.reply(ctx, b, err)
 }
 
@@ -108,7 +108,7 @@ func (h *streamDataAPI) exportByClass(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("entityClass"))
 		return
 	}
-	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{Class: class})
+	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{Class: class})
 	h.reply(ctx, b, err)
 }
 
@@ -127,7 +127,7 @@ func (h *streamDataAPI) exportByIDs(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("includeIds"))
 		return
 	}
-	b, err := h.svc.ExportConfigs(ctx, PrincipalOf(ctx).TenantID, streamdata.Export{IDs: ids})
+	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{IDs: ids})
 	h.reply(ctx, b, err)
 }
 
@@ -143,12 +143,12 @@ func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	h.empty(ctx, h.svc.ImportConfigs(ctx, streamPrincipal(ctx), ctx.PostBody(), fail))
+	h.empty(ctx, h.svc.ImportConfigs(dctx(ctx), streamPrincipal(ctx), ctx.PostBody(), fail))
 }
 
 func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 	bp := entityBufs.Get().(*[]byte)
-	b, err := h.svc.Get(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody(), (*bp)[:0])
+	b, err := h.svc.Get(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody(), (*bp)[:0])
 	if err != nil {
 		entityBufs.Put(bp)
 		h.s.writeError(ctx, err)
@@ -163,7 +163,7 @@ func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) deleteData(ctx *fasthttp.RequestCtx) {
-	res, err := h.svc.Delete(ctx, streamPrincipal(ctx), ctx.PostBody())
+	res, err := h.svc.Delete(dctx(ctx), streamPrincipal(ctx), ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -177,12 +177,12 @@ func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("entityClass"))
 		return
 	}
-	b, err := h.svc.IndexList(ctx, PrincipalOf(ctx).TenantID, class)
+	b, err := h.svc.IndexList(dctx(ctx), PrincipalOf(ctx).TenantID, class)
 	h.reply(ctx, b, err)
 }
 
 func (h *streamDataAPI) queryPlan(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.QueryPlan(ctx, PrincipalOf(ctx).TenantID, ctx.PostBody())
+	b, err := h.svc.QueryPlan(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
 	h.reply(ctx, b, err)
 }
 

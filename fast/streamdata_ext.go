@@ -62,7 +62,7 @@ func (h *streamDataAPI) createIndex(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, apierr.New(apierr.BadRequest, "the index definition does not parse: "+err.Error()))
 		return
 	}
-	ix, err := h.svc.CreateIndex(ctx, PrincipalOf(ctx).TenantID, &spec)
+	ix, err := h.svc.CreateIndex(dctx(ctx), PrincipalOf(ctx).TenantID, &spec)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -73,5 +73,5 @@ func (h *streamDataAPI) createIndex(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) dropIndex(ctx *fasthttp.RequestCtx) {
-	h.empty(ctx, h.svc.DropIndex(ctx, PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("indexId"))))
+	h.empty(ctx, h.svc.DropIndex(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("indexId"))))
 }

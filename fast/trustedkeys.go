@@ -25,7 +25,7 @@ func init() {
 			return nil
 		}
 		out["listTrustedKeys"] = func(ctx *fasthttp.RequestCtx) {
-			l, err := tk.List(ctx, PrincipalOf(ctx).TenantID)
+			l, err := tk.List(dctx(ctx), PrincipalOf(ctx).TenantID)
 			if err != nil {
 				s.writeError(ctx, err)
 				return
@@ -42,7 +42,7 @@ func init() {
 				s.writeError(ctx, err)
 				return
 			}
-			v, err := tk.Register(ctx, PrincipalOf(ctx).TenantID, &r)
+			v, err := tk.Register(dctx(ctx), PrincipalOf(ctx).TenantID, &r)
 			if err != nil {
 				s.writeError(ctx, err)
 				return
@@ -50,7 +50,7 @@ func init() {
 			s.writeJSON(ctx, v)
 		}
 		out["deleteTrustedKey"] = func(ctx *fasthttp.RequestCtx) {
-			if err := tk.Delete(ctx, PrincipalOf(ctx).TenantID, routeParam(ctx, "keyId")); err != nil {
+			if err := tk.Delete(dctx(ctx), PrincipalOf(ctx).TenantID, routeParam(ctx, "keyId")); err != nil {
 				s.writeError(ctx, err)
 				return
 			}
@@ -69,7 +69,7 @@ func init() {
 				s.writeError(ctx, err)
 				return
 			}
-			if err := tk.Invalidate(ctx, PrincipalOf(ctx).TenantID, kid, body.GracePeriodSec); err != nil {
+			if err := tk.Invalidate(dctx(ctx), PrincipalOf(ctx).TenantID, kid, body.GracePeriodSec); err != nil {
 				s.writeError(ctx, err)
 				return
 			}
@@ -91,7 +91,7 @@ func init() {
 			if !present {
 				rp = nil
 			}
-			v, err := tk.Reactivate(ctx, PrincipalOf(ctx).TenantID, kid, rp)
+			v, err := tk.Reactivate(dctx(ctx), PrincipalOf(ctx).TenantID, kid, rp)
 			if err != nil {
 				s.writeError(ctx, err)
 				return

@@ -21,7 +21,7 @@ func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			if err := svc.ImportWorkflows(ctx, PrincipalOf(ctx).TenantID, key, ctx.PostBody(), s.log); err != nil {
+			if err := svc.ImportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key, ctx.PostBody(), s.log); err != nil {
 				s.writeError(ctx, err)
 				return
 			}
@@ -34,7 +34,7 @@ func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			out, err := svc.ExportWorkflows(ctx, PrincipalOf(ctx).TenantID, key)
+			out, err := svc.ExportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key)
 			if err != nil {
 				s.writeError(ctx, err)
 				return
