@@ -95,6 +95,7 @@ func serve() int {
 		Version:   version,
 		Log:       log,
 		Ready:     st.Ready,
+		Pool:      st.Pool,
 		Models:    st.Models,
 		Model:     modelSvc,
 

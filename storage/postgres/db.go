@@ -51,6 +51,10 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	if o.MaxConnIdleTime > 0 {
 		pc.MaxConnIdleTime = o.MaxConnIdleTime
+		// pgxpool closes idle connections only in its health check (every
+		// minute by default), so a short idle time would be overshot by up
+		// to a minute: check at least twice per idle time.
+		pc.HealthCheckPeriod = min(pc.HealthCheckPeriod, max(o.MaxConnIdleTime/2, 50*time.Millisecond))
 	}
 	rp := pc.ConnConfig.RuntimeParams
 	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
@@ -78,6 +82,13 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 func (db *DB) Close() {
 	db.sqlRoles.closeAll()
 	db.pool.Close()
+}
+
+// PoolStats is a snapshot of the connection pool.
+func (db *DB) PoolStats() storage.PoolStats {
+	st := db.pool.Stat()
+	return storage.PoolStats{Max: st.MaxConns(), Min: db.pool.Config().MinConns, Total: st.TotalConns(),
+		Idle: st.IdleConns(), InUse: st.AcquiredConns(), IdleClosed: st.MaxIdleDestroyCount()}
 }
 
 // Ping reports whether the database answers, for readiness.
