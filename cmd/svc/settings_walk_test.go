@@ -65,7 +65,7 @@ var settingEffects = map[string]string{
 	"SVC_AUTH_CACHE_RECONCILE_INTERVAL": "TestReconcileLoopRunsAndStops",
 	"SVC_OAUTH_MAX_FAILURES_PER_CLIENT": "TestClientAuthThrottle", "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS": "TestClientAuthThrottle",
 	"SVC_OAUTH_FAILURE_WINDOW":     "TestPerClientLimitAndWindow",
-	"SVC_MAX_ENTITIES_PER_REQUEST": "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "",
+	"SVC_MAX_ENTITIES_PER_REQUEST": "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "TestSQLQueryTimeout",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each belongs to the
