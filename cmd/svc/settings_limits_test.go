@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -67,8 +68,9 @@ func TestSearchAndStatsLimits(t *testing.T) {
 
 // TestBindAddresses binds the admin, HTTP and gRPC listeners to 127.0.0.2
 // (SVC_ADMIN_BIND_ADDRESS, SVC_HTTP_BIND_ADDRESS, SVC_GRPC_BIND_ADDRESS):
-// each answers there and refuses connections on 127.0.0.1, and `svc
-// health` with the same settings finds the admin listener.
+// each answers there and refuses connections on 127.0.0.1, the banner
+// says where the listeners bind, and `svc health` with the same settings
+// finds the admin listener.
 func TestBindAddresses(t *testing.T) {
 	if ln, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
 		t.Skip("no 127.0.0.2 on this host")
@@ -78,8 +80,7 @@ func TestBindAddresses(t *testing.T) {
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	env := []string{fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
-		fmt.Sprintf("SVC_GRPC_PORT=%d", grpcPort), "SVC_SUPPRESS_BANNER=true",
-		"SVC_ADMIN_BIND_ADDRESS=127.0.0.2", "SVC_HTTP_BIND_ADDRESS=127.0.0.2", "SVC_GRPC_BIND_ADDRESS=127.0.0.2"}
+		fmt.Sprintf("SVC_GRPC_PORT=%d", grpcPort), "SVC_ADMIN_BIND_ADDRESS=127.0.0.2", "SVC_HTTP_BIND_ADDRESS=127.0.0.2", "SVC_GRPC_BIND_ADDRESS=127.0.0.2"}
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir, cmd.Env = t.TempDir(), cleanEnv(t, env...)
 	var stderr syncBuffer
@@ -109,6 +110,9 @@ func TestBindAddresses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if b := stderr.String(); !strings.Contains(b, "listening on 127.0.0.2 (HTTP, SVC_HTTP_BIND_ADDRESS) and 127.0.0.2 (gRPC, SVC_GRPC_BIND_ADDRESS)") {
+		t.Errorf("banner:\n%s", b)
+	}
 	if st, _ := apiCall(t, fmt.Sprintf("http://127.0.0.2:%d/api", httpPort), "GET", "/health", ""); st != 200 {
 		t.Errorf("API on 127.0.0.2: %d", st)
 	}
@@ -127,5 +131,37 @@ func TestBindAddresses(t *testing.T) {
 	health.Dir, health.Env = t.TempDir(), cleanEnv(t, env...)
 	if out, err := health.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Errorf("svc health: %v %q", err, out)
+	}
+}
+
+// TestSuppressBanner: the banner is on stderr by default and absent with
+// SVC_SUPPRESS_BANNER=true, for a whole run from start to shutdown.
+func TestSuppressBanner(t *testing.T) {
+	bin := svcBinary(t)
+	run := func(env ...string) string {
+		adminPort := freePort(t)
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir = t.TempDir()
+		cmd.Env = cleanEnv(t, append([]string{fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
+			fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t))}, env...)...)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		waitReady(t, adminPort)
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+		return stderr.String()
+	}
+	const banner = "svc 9.9.9-test (abc123)"
+	if out := run(); !strings.Contains(out, banner) || !strings.Contains(out, "MOCK AUTH IS ACTIVE") {
+		t.Errorf("default: no banner on stderr:\n%s", out)
+	}
+	if out := run("SVC_SUPPRESS_BANNER=true"); strings.Contains(out, banner) || strings.Contains(out, "MOCK AUTH") {
+		t.Errorf("SVC_SUPPRESS_BANNER=true: banner printed:\n%s", out)
 	}
 }

@@ -25,7 +25,7 @@ var settingEffects = map[string]string{
 	"SVC_HTTP_READ_TIMEOUT": "TestHTTPTimeoutFallbacks", "SVC_HTTP_WRITE_TIMEOUT": "TestHTTPTimeoutFallbacks",
 	"SVC_LOG_LEVEL": "TestRequestIDInProblemLogAndAccessLog", "SVC_ERROR_RESPONSE_MODE": "TestPanicBecomesServerErrorWithTicket",
 	"SVC_MODEL_CACHE_LEASE": "TestCacheLease", "SVC_PROFILES": "TestProfiles", "SVC_STARTUP_TIMEOUT": "",
-	"SVC_STORAGE_BACKEND": "TestJWTModeSurvivesRestartOnPostgres", "SVC_SUPPRESS_BANNER": "TestCommandsShareServeConfiguration",
+	"SVC_STORAGE_BACKEND": "TestJWTModeSurvivesRestartOnPostgres", "SVC_SUPPRESS_BANNER": "TestSuppressBanner",
 	"SVC_MAX_STATE_VISITS": "TestVisitAndDepthLimits", "SVC_STATS_GROUP_MAX": "TestSearchAndStatsLimits",
 	"SVC_TLS_CERT_FILE": "TestTLSListener", "SVC_TLS_KEY_FILE": "TestTLSListener",
 	"SVC_HTTP_BIND_ADDRESS": "TestBindAddresses", "SVC_HTTP_MAX_BODY_BYTES": "TestMalformedRequestsGetProblemJSON",
