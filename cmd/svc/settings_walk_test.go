@@ -31,7 +31,7 @@ var settingEffects = map[string]string{
 	"SVC_HTTP_BIND_ADDRESS": "TestBindAddresses", "SVC_HTTP_MAX_BODY_BYTES": "TestMalformedRequestsGetProblemJSON",
 	"SVC_LOG_FORMAT": "TestNewLoggerFormats", "SVC_ACCESS_LOG": "TestRequestIDInProblemLogAndAccessLog",
 	"SVC_ADMIN_BIND_ADDRESS": "TestBindAddresses", "SVC_ADMIN_PORT": "TestVersionHealthInitMigrate", "SVC_METRICS_BEARER": "TestAdminListener",
-	"SVC_METRICS_REQUIRE_AUTH": "TestConfigErrorsExit1", "SVC_OTEL_ENABLED": "TestHTTPSpansReachAnOTLPReceiver",
+	"SVC_METRICS_REQUIRE_AUTH": "TestConfigErrorsExit1", "SVC_OTEL_ENABLED": "TestServeExportsOTLPWhenEnabled",
 	"SVC_ADMIN_PPROF": "TestAdminPprofSwitch", "SVC_CORS_ENABLED": "TestCORS", "SVC_CORS_ALLOWED_ORIGINS": "TestCORS",
 	"SVC_GRPC_PORT": "TestServeComputeMemberJoins", "SVC_GRPC_BIND_ADDRESS": "TestBindAddresses",
 	"SVC_KEEPALIVE_INTERVAL": "TestServeKeepAliveVariables", "SVC_KEEPALIVE_TIMEOUT": "TestServeKeepAliveVariables",
