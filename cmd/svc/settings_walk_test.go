@@ -19,6 +19,9 @@ var clusterOnly = map[string]bool{"SVC_SCHEDULER_DISTRIBUTION": true, "SVC_SCHED
 // settingEffects names, for each setting, a test that changes it and sees
 // behaviour change (or refusal, for a value svc cannot honour). "" marks a
 // setting whose effect no test demonstrates yet; the walk lists them.
+// Where the named test drives a package's options struct rather than the
+// binary, TestSettingsReachTheirOptions (settings_wiring_test.go) shows
+// serve passes the variable to that field.
 var settingEffects = map[string]string{
 	"SVC_CONTEXT_PATH": "TestHelpServedUnderContextPath", "SVC_HTTP_PORT": "TestServeComputeMemberJoins",
 	"SVC_HTTP_IDLE_TIMEOUT": "TestHTTPTimeoutFallbacks", "SVC_HTTP_READ_HEADER_TIMEOUT": "TestReadHeaderTimeoutClosesSlowClient",

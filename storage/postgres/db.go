@@ -34,6 +34,8 @@ type DB struct {
 	opt  Options
 	// sqlRoles pools connections made as SQL schema roles (POST /sql/query).
 	sqlRoles rolePoolSet
+	// minConns is the pool's minimum, for PoolStats.
+	minConns int32
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -68,7 +70,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	db := &DB{pool: pool, opt: o}
+	db := &DB{pool: pool, opt: o, minConns: pc.MinConns}
 	if o.AutoMigrate {
 		if _, err := db.Migrate(ctx); err != nil {
 			pool.Close()
@@ -87,7 +89,7 @@ func (db *DB) Close() {
 // PoolStats is a snapshot of the connection pool.
 func (db *DB) PoolStats() storage.PoolStats {
 	st := db.pool.Stat()
-	return storage.PoolStats{Max: st.MaxConns(), Min: db.pool.Config().MinConns, Total: st.TotalConns(),
+	return storage.PoolStats{Max: st.MaxConns(), Min: db.minConns, Total: st.TotalConns(),
 		Idle: st.IdleConns(), InUse: st.AcquiredConns(), IdleClosed: st.MaxIdleDestroyCount()}
 }
 
