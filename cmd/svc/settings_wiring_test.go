@@ -10,6 +10,7 @@ import (
 	"svc/config"
 	"svc/iam/federation"
 	"svc/netguard"
+	"svc/scheduler"
 	"svc/search"
 	"svc/storage/postgres"
 )
@@ -36,6 +37,9 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 		"SVC_IAM_TRUSTED_KEY_REGISTRATION_ENABLED": "true", "SVC_IAM_TRUSTED_KEY_MAX_JWK_PROPERTIES": "12",
 		"SVC_IAM_TRUSTED_KEY_MAX_PER_TENANT": "8", "SVC_IAM_TRUSTED_KEY_MAX_VALIDITY_DAYS": "9",
 		"SVC_JWT_ISSUER": "https://iss.example", "SVC_JWT_AUDIENCE": "aud-x",
+
+		"SVC_SCHEDULER_SCAN_INTERVAL": "3s", "SVC_SCHEDULER_BATCH_SIZE": "77", "SVC_SCHEDULER_REDISPATCH_BACKOFF": "19s",
+		"SVC_SCHEDULER_EXPIRY_GRACE": "23s",
 	}
 	cfg, err := config.Load(config.Source{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -61,6 +65,13 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 		pc.Net != (netguard.Options{AllowPrivate: true, ConnectTimeout: 1001 * time.Millisecond,
 			PoolTimeout: 1002 * time.Millisecond, ReadTimeout: 1003 * time.Millisecond}) {
 		t.Errorf("OIDC providers config: %+v", pc)
+	}
+
+	sc := schedulerOptions(cfg, log)
+	sc.Log = nil
+	if want := (scheduler.Options{ScanInterval: 3 * time.Second, BatchSize: 77, RedispatchBackoff: 19 * time.Second,
+		ExpiryGrace: 23 * time.Second}); !reflect.DeepEqual(sc, want) {
+		t.Errorf("scheduler options:\n got %+v\nwant %+v", sc, want)
 	}
 
 	tc := trustedConfig(cfg, log)
