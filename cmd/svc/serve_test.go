@@ -78,11 +78,21 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // printing its stderr if the test failed.
 func startServe(t *testing.T, bin string, adminPort int, env ...string) *exec.Cmd {
 	t.Helper()
+	cmd, _ := launchServe(t, bin, env...)
+	waitReady(t, adminPort)
+	return cmd
+}
+
+// launchServe starts `bin serve` with env on top of a clean environment
+// without waiting for it, and kills it when the test ends, printing its
+// stderr (returned) if the test failed.
+func launchServe(t *testing.T, bin string, env ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = t.TempDir()
 	cmd.Env = cleanEnv(t, env...)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +103,7 @@ func startServe(t *testing.T, bin string, adminPort int, env ...string) *exec.Cm
 			t.Logf("svc stderr:\n%s", stderr.String())
 		}
 	})
-	waitReady(t, adminPort)
-	return cmd
+	return cmd, stderr
 }
 
 // apiCall sends one JSON request to the API at base and returns the status

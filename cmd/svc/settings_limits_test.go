@@ -81,20 +81,7 @@ func TestBindAddresses(t *testing.T) {
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	env := []string{fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
 		fmt.Sprintf("SVC_GRPC_PORT=%d", grpcPort), "SVC_ADMIN_BIND_ADDRESS=127.0.0.2", "SVC_HTTP_BIND_ADDRESS=127.0.0.2", "SVC_GRPC_BIND_ADDRESS=127.0.0.2"}
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir, cmd.Env = t.TempDir(), cleanEnv(t, env...)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("svc stderr:\n%s", stderr.String())
-		}
-	})
+	_, stderr := launchServe(t, bin, env...)
 	ready := fmt.Sprintf("http://127.0.0.2:%d/readyz", adminPort)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -140,16 +127,8 @@ func TestSuppressBanner(t *testing.T) {
 	bin := svcBinary(t)
 	run := func(env ...string) string {
 		adminPort := freePort(t)
-		cmd := exec.Command(bin, "serve")
-		cmd.Dir = t.TempDir()
-		cmd.Env = cleanEnv(t, append([]string{fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
-			fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t))}, env...)...)
-		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		cmd, stderr := launchServe(t, bin, append([]string{fmt.Sprintf("SVC_HTTP_PORT=%d", freePort(t)),
+			fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t))}, env...)...)
 		waitReady(t, adminPort)
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {

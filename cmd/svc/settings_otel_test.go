@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"syscall"
 	"testing"
 
@@ -19,17 +18,9 @@ func TestServeExportsOTLPWhenEnabled(t *testing.T) {
 	run := func(col *otlptest.Collector, env ...string) {
 		t.Helper()
 		httpPort, adminPort := freePort(t), freePort(t)
-		cmd := exec.Command(bin, "serve")
-		cmd.Dir = t.TempDir()
-		cmd.Env = cleanEnv(t, append([]string{fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
+		cmd, stderr := launchServe(t, bin, append([]string{fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),
 			fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)), "SVC_SUPPRESS_BANNER=true",
 			"OTEL_EXPORTER_OTLP_ENDPOINT=" + col.Endpoint, "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}, env...)...)
-		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		waitReady(t, adminPort)
 		if st, body := apiCall(t, fmt.Sprintf("http://127.0.0.1:%d/api", httpPort), "GET", "/help/cli", ""); st != 200 {
 			t.Fatalf("help: %d %s", st, body)
