@@ -120,7 +120,7 @@ func TestJWTModeSurvivesRestartOnPostgres(t *testing.T) {
 		"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS=20"}
 
 	p := startJWTProc(t, env)
-	if !strings.Contains(p.stderr.String(), "WARNING: signing keypair") {
+	if !p.stderr.waitFor("WARNING: signing keypair") {
 		t.Errorf("banner lacks the expiry warning for a 20-day key:\n%s", p.stderr.String())
 	}
 	admin := "Bearer " + tokenFor(t, p.base, "boot", "boot-secret")

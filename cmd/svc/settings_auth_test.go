@@ -161,7 +161,7 @@ func TestBootstrapAudienceHumanSignsNoMachineTokens(t *testing.T) {
 // local servers and each fetch fails with the class of the timeout
 // configured for its stage (SVC_OIDC_SOCKET_TIMEOUT_MS for a server that
 // never answers, SVC_OIDC_CONNECT_TIMEOUT_MS for a connect that never
-// completes), logged when registration answers. The connection-request
+// completes), logged before registration answers. The connection-request
 // timeout has no way to run out here (registration fetches one at a time);
 // netguard.TestFetchTimeoutsNameTheirStage shows it.
 func TestOIDCNetworkSettings(t *testing.T) {
@@ -198,13 +198,13 @@ func TestOIDCNetworkSettings(t *testing.T) {
 	default:
 		t.Error("the silent server saw no discovery request")
 	}
-	if out := open.stdout.String(); !strings.Contains(out, "timed out awaiting the response") {
-		t.Errorf("no read-timeout class in the discovery failure log:\n%s", out)
+	if !open.stdout.waitFor("timed out awaiting the response") {
+		t.Errorf("no read-timeout class in the discovery failure log:\n%s", open.stdout.String())
 	}
 	if st, body := register(open, admin, stalled+disc); st != 200 {
 		t.Fatalf("stalled connect: %d %v, want 200 (pending provider)", st, body)
 	}
-	if out := open.stdout.String(); !strings.Contains(out, "connect timed out") {
-		t.Errorf("no connect-timeout class in the discovery failure log:\n%s", out)
+	if !open.stdout.waitFor("connect timed out") {
+		t.Errorf("no connect-timeout class in the discovery failure log:\n%s", open.stdout.String())
 	}
 }

@@ -97,8 +97,8 @@ func TestBindAddresses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if b := stderr.String(); !strings.Contains(b, "listening on 127.0.0.2 (HTTP, SVC_HTTP_BIND_ADDRESS) and 127.0.0.2 (gRPC, SVC_GRPC_BIND_ADDRESS)") {
-		t.Errorf("banner:\n%s", b)
+	if !stderr.waitFor("listening on 127.0.0.2 (HTTP, SVC_HTTP_BIND_ADDRESS) and 127.0.0.2 (gRPC, SVC_GRPC_BIND_ADDRESS)") {
+		t.Errorf("banner:\n%s", stderr.String())
 	}
 	if st, _ := apiCall(t, fmt.Sprintf("http://127.0.0.2:%d/api", httpPort), "GET", "/health", ""); st != 200 {
 		t.Errorf("API on 127.0.0.2: %d", st)
