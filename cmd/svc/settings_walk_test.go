@@ -16,9 +16,16 @@ import (
 // once cluster mode exists (issue 16): accepted, no effect until then.
 var clusterOnly = map[string]bool{"SVC_SCHEDULER_DISTRIBUTION": true, "SVC_SCHEDULER_COORDINATOR": true}
 
+// awaitingEffect are the settings allowed to name no test yet, each with
+// the reason; any other "" below fails the walk.
+var awaitingEffect = map[string]string{
+	"SVC_STARTUP_TIMEOUT": "being reworked with cluster start-up (issue 16)",
+}
+
 // settingEffects names, for each setting, a test that changes it and sees
 // behaviour change (or refusal, for a value svc cannot honour). "" marks a
-// setting whose effect no test demonstrates yet; the walk lists them.
+// setting whose effect no test demonstrates yet: allowed only for the
+// settings in awaitingEffect, which the walk lists.
 // Where the named test drives a package's options struct rather than the
 // binary, TestSettingsReachTheirOptions (settings_wiring_test.go) shows
 // serve passes the variable to that field.
@@ -74,8 +81,8 @@ var settingEffects = map[string]string{
 // TestEverySettingWalked walks every SVC_ variable: each belongs to the
 // cluster group (accepted, no effect until cluster mode) or names a test
 // that exists and shows its effect. It fails for a new variable nobody
-// placed, or a named test that was renamed away; it logs the settings
-// still without a demonstrating test.
+// placed, a named test that was renamed away, or a setting without a test
+// that awaitingEffect does not excuse; it logs the excused ones.
 func TestEverySettingWalked(t *testing.T) {
 	tests := testFuncs(t)
 	var unproven []string
@@ -90,8 +97,10 @@ func TestEverySettingWalked(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: not walked; add it to settingEffects with the test showing its effect", v.Name)
+		case name == "" && awaitingEffect[v.Name] == "":
+			t.Errorf("%s: no test shows its effect; name one in settingEffects", v.Name)
 		case name == "":
-			unproven = append(unproven, v.Name)
+			unproven = append(unproven, v.Name+" ("+awaitingEffect[v.Name]+")")
 		case !tests[name]:
 			t.Errorf("%s: test %s does not exist", v.Name, name)
 		}
