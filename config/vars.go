@@ -204,7 +204,7 @@ func Vars(c *Config) []Var {
 		// database
 		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres")),
 		dur(&c.PostgresAcquireTimeout, "SVC_POSTGRES_ACQUIRE_TIMEOUT", "database", "10s", "wait for a pooled connection before answering 503; 0 disables"),
-		flag(&c.PostgresAutoMigrate, "SVC_POSTGRES_AUTO_MIGRATE", "database", "true", "apply migrations at start"),
+		flag(&c.PostgresAutoMigrate, "SVC_POSTGRES_AUTO_MIGRATE", "database", "true", "apply migrations at start; false refuses a database missing migrations (run svc migrate)"),
 		dur(&c.PostgresIdleInTxTimeout, "SVC_POSTGRES_IDLE_IN_TX_TIMEOUT", "database", "5m", "idle time inside an open transaction; 0 disables"),
 		num(&c.PostgresMaxConns, "SVC_POSTGRES_MAX_CONNS", "database", "25", "maximum pool connections"),
 		num(&c.PostgresMinConns, "SVC_POSTGRES_MIN_CONNS", "database", "5", "minimum pool connections"),
@@ -241,7 +241,7 @@ func Vars(c *Config) []Var {
 		flag(&c.OIDCRequireHTTPS, "SVC_OIDC_REQUIRE_HTTPS", "auth", "true", "reject non-https discovery URIs"),
 		flag(&c.OIDCAllowPrivateNetworks, "SVC_OIDC_ALLOW_PRIVATE_NETWORKS", "auth", "false", "bypass the SSRF blocklist; test and development only"),
 		num(&c.OIDCConnectTimeoutMS, "SVC_OIDC_CONNECT_TIMEOUT_MS", "auth", "5000", "TCP connect timeout of discovery and JWKS fetches, ms"),
-		num(&c.OIDCConnectionRequestTimeout, "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS", "auth", "5000", "connection-pool wait of those fetches, ms"),
+		num(&c.OIDCConnectionRequestTimeout, "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS", "auth", "5000", "connection-pool wait of those fetches (16 in flight), ms"),
 		num(&c.OIDCSocketTimeoutMS, "SVC_OIDC_SOCKET_TIMEOUT_MS", "auth", "5000", "read timeout of those fetches, ms"),
 		dur(&c.AuthCacheReconcileInterval, "SVC_AUTH_CACHE_RECONCILE_INTERVAL", "auth", "1m", "reconcile of key and provider caches, jittered 10 percent; verification fails closed after 10 missed intervals"),
 		num(&c.OAuthMaxFailuresPerClient, "SVC_OAUTH_MAX_FAILURES_PER_CLIENT", "auth", "10", "failed client authentications per client id per window before 429; 0 disables"),

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"svc/storage"
+
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/pprofhandler"
@@ -87,12 +89,35 @@ func (rm *routeMetrics) counter(method []byte, status int) *metrics.Counter {
 	return c
 }
 
+// exportPool adds the storage pool's gauges and its idle-close counter,
+// read at scrape time.
+func (m *httpMetrics) exportPool(pool func() storage.PoolStats) {
+	if pool == nil {
+		return
+	}
+	m.set.RegisterMetricsWriter(func(w io.Writer) {
+		st := pool()
+		metrics.WriteGaugeUint64(w, "db_pool_max_connections", uint64(max(st.Max, 0)))
+		metrics.WriteGaugeUint64(w, "db_pool_min_connections", uint64(max(st.Min, 0)))
+		metrics.WriteGaugeUint64(w, "db_pool_connections", uint64(max(st.Total, 0)))
+		metrics.WriteGaugeUint64(w, "db_pool_idle_connections", uint64(max(st.Idle, 0)))
+		metrics.WriteGaugeUint64(w, "db_pool_in_use_connections", uint64(max(st.InUse, 0)))
+		metrics.WriteCounterUint64(w, "db_pool_idle_closed_total", uint64(max(st.IdleClosed, 0)))
+	})
+}
+
 // helpTexts are the # HELP strings of svc's own metrics; the library
 // writes the metric name alone.
 var helpTexts = map[string]string{
 	"http_requests_total":           "HTTP requests served, by route template, method and status code.",
 	"http_request_duration_seconds": "HTTP request latency in seconds, by route template.",
 	"http_requests_in_flight":       "HTTP requests being served now.",
+	"db_pool_max_connections":       "Connection pool bound (SVC_POSTGRES_MAX_CONNS).",
+	"db_pool_min_connections":       "Connections the pool keeps open (SVC_POSTGRES_MIN_CONNS).",
+	"db_pool_connections":           "Open storage connections, including ones being opened.",
+	"db_pool_idle_connections":      "Open storage connections not in use.",
+	"db_pool_in_use_connections":    "Storage connections in use.",
+	"db_pool_idle_closed_total":     "Storage connections closed after SVC_POSTGRES_MAX_CONN_IDLE_TIME idle.",
 }
 
 // writeMetrics writes the process, runtime and HTTP metrics in the

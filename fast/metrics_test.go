@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/config"
+	"svc/storage"
 )
 
 func adminGet(s *Server, path string) *fasthttp.Response {
@@ -96,5 +97,44 @@ func TestAdminPprofSwitch(t *testing.T) {
 	}
 	if r := adminGet(s, "/debug/pprof/goroutine?debug=1"); r.StatusCode() != 200 || !strings.Contains(string(r.Body()), "goroutine profile") {
 		t.Fatalf("goroutine profile: %d %.100s", r.StatusCode(), r.Body())
+	}
+}
+
+// TestPoolMetricsTyped: with a storage pool the pool's figures are typed
+// families Prometheus reads (gauges, and the idle-close counter).
+func TestPoolMetricsTyped(t *testing.T) {
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Pool: func() storage.PoolStats {
+		return storage.PoolStats{Max: 7, Min: 3, Total: 4, Idle: 3, InUse: 1, IdleClosed: 2}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(adminGet(s, "/metrics").Body()))
+	if err != nil {
+		t.Fatalf("Prometheus cannot parse /metrics: %v", err)
+	}
+	for name, want := range map[string]float64{"db_pool_max_connections": 7, "db_pool_min_connections": 3, "db_pool_connections": 4,
+		"db_pool_idle_connections": 3, "db_pool_in_use_connections": 1, "db_pool_idle_closed_total": 2} {
+		f := fams[name]
+		if f == nil || len(f.GetMetric()) != 1 || f.GetHelp() == "" {
+			t.Errorf("%s: %v", name, f)
+			continue
+		}
+		m := f.GetMetric()[0]
+		got, typ := m.GetGauge().GetValue(), dto.MetricType_GAUGE
+		if strings.HasSuffix(name, "_total") {
+			got, typ = m.GetCounter().GetValue(), dto.MetricType_COUNTER
+		}
+		if f.GetType() != typ || got != want {
+			t.Errorf("%s: %s %v, want %s %v", name, f.GetType(), got, typ, want)
+		}
+	}
+	if fams := adminGet(newTestServer(t), "/metrics"); bytes.Contains(fams.Body(), []byte("db_pool_")) {
+		t.Error("pool metrics without a pool")
 	}
 }

@@ -78,6 +78,9 @@ type Deps struct {
 	StreamData *streamdata.Service
 	// Telemetry traces requests (SVC_OTEL_ENABLED); nil traces nothing.
 	Telemetry *telemetry.T
+	// Pool snapshots the storage connection pool for /metrics; nil (the
+	// memory engine) exports no pool metrics.
+	Pool func() storage.PoolStats
 }
 
 // Server is the main API listener plus the admin listener.
@@ -112,6 +115,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		deps.Help = help.Default()
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
+	s.metrics.exportPool(deps.Pool)
 	initRequestIDPrefix(&s.reqPfx)
 	s.clientAuthLimit = newClientAuthLimiter(cfg)
 	s.routes = append(apiRoutes(), extensionRoutes()...)

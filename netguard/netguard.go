@@ -11,15 +11,38 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // ErrBlocked is returned (wrapped) when a destination is in a blocked range.
 var ErrBlocked = errors.New("netguard: destination address is blocked")
+
+// The timeout classes of a guarded fetch, one per Options timeout, so a
+// caller can say which stage ran out (SVC_OIDC_CONNECT_TIMEOUT_MS,
+// SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS, SVC_OIDC_SOCKET_TIMEOUT_MS)
+// without quoting transport text.
+var (
+	// ErrConnectTimeout: the TCP connect or TLS handshake took longer
+	// than ConnectTimeout.
+	ErrConnectTimeout = errors.New("netguard: connect timed out")
+	// ErrPoolTimeout: every pooled connection stayed busy for
+	// PoolTimeout.
+	ErrPoolTimeout = errors.New("netguard: timed out waiting for a pooled connection")
+	// ErrReadTimeout: the server sent no response headers within
+	// ReadTimeout.
+	ErrReadTimeout = errors.New("netguard: timed out awaiting the response")
+)
+
+// defaultMaxConns bounds a client's fetches in flight when Options.MaxConns
+// is unset.
+const defaultMaxConns = 16
 
 // blocked are the ranges no outbound fetch may reach: loopback, private
 // (RFC 1918, IPv6 ULA), link-local (incl. cloud metadata 169.254.169.254),
@@ -66,6 +89,9 @@ type Options struct {
 	// PoolTimeout the wait for a connection; ReadTimeout the wait for
 	// response headers. The whole request is bounded by their sum.
 	ConnectTimeout, PoolTimeout, ReadTimeout time.Duration
+	// MaxConns bounds the client's fetches in flight (its pool); a fetch
+	// beyond it waits up to PoolTimeout for one to finish. 0 means 16.
+	MaxConns int
 	// MinTLS is the minimum TLS version (0 = TLS 1.3).
 	MinTLS uint16
 	// RootCAs replaces the system roots; tests use it to trust an
@@ -100,31 +126,117 @@ func Dialer(o Options) *net.Dialer {
 
 // NewClient builds the HTTP client for outbound fetches: guarded dialer,
 // no proxy (a proxy would dial on our behalf, past the guard), no redirects
-// (a redirect is a second destination chosen by the remote side).
+// (a redirect is a second destination chosen by the remote side), at most
+// MaxConns fetches in flight. A timeout of each stage comes back wrapping
+// ErrConnectTimeout, ErrPoolTimeout or ErrReadTimeout.
 func NewClient(o Options) *http.Client {
 	minTLS := o.MinTLS
 	if minTLS == 0 {
 		minTLS = tls.VersionTLS13
 	}
+	maxConns := o.MaxConns
+	if maxConns <= 0 {
+		maxConns = defaultMaxConns
+	}
 	d := Dialer(o)
 	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           d.DialContext,
+		DialContext:           connectTimeouts(d.DialContext),
 		TLSClientConfig:       &tls.Config{MinVersion: minTLS, RootCAs: o.RootCAs},
 		TLSHandshakeTimeout:   o.ConnectTimeout,
 		ResponseHeaderTimeout: o.ReadTimeout,
 		MaxIdleConns:          16,
 		MaxIdleConnsPerHost:   2,
+		MaxConnsPerHost:       maxConns,
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
 	return &http.Client{
-		Transport: tr,
+		Transport: &pooled{next: tr, slots: make(chan struct{}, maxConns), wait: o.PoolTimeout},
 		Timeout:   o.ConnectTimeout + o.PoolTimeout + o.ReadTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
+}
+
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// connectTimeouts marks a dial that ran out of its own time (not the
+// caller's) as ErrConnectTimeout.
+func connectTimeouts(dial dialFunc) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		var ne net.Error
+		if err != nil && ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+			return nil, fmt.Errorf("%w: %w", ErrConnectTimeout, err)
+		}
+		return c, err
+	}
+}
+
+// pooled is the client's pool bound: a fetch holds a slot from the request
+// until its body is closed, and waits at most wait for one. net/http has no
+// pool wait of its own (MaxConnsPerHost waits as long as the request
+// lives), which is what SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS bounds.
+type pooled struct {
+	next  http.RoundTripper
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func (p *pooled) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx := r.Context()
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		var expired <-chan time.Time
+		if p.wait > 0 {
+			t := time.NewTimer(p.wait)
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-expired:
+			return nil, ErrPoolTimeout
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	resp, err := p.next.RoundTrip(r)
+	if err != nil {
+		<-p.slots
+		return nil, classify(ctx, err)
+	}
+	resp.Body = &slotBody{ReadCloser: resp.Body, release: func() { <-p.slots }}
+	return resp, nil
+}
+
+// classify names a transport timeout by its stage. The TLS handshake
+// timeout of net/http is an unexported type; its text is the only handle.
+func classify(ctx context.Context, err error) error {
+	var ne net.Error
+	if ctx.Err() != nil || errors.Is(err, ErrConnectTimeout) || !errors.As(err, &ne) || !ne.Timeout() {
+		return err
+	}
+	if strings.Contains(err.Error(), "TLS handshake timeout") {
+		return fmt.Errorf("%w: %w", ErrConnectTimeout, err)
+	}
+	return fmt.Errorf("%w: %w", ErrReadTimeout, err)
+}
+
+// slotBody gives the pool slot back once, when the body is closed.
+type slotBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *slotBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 // CheckHost is the registration-time check of a URL host: an IP literal in

@@ -18,3 +18,16 @@ var (
 	// connection in time); retryable.
 	ErrUnavailable = errors.New("storage: unavailable")
 )
+
+// PoolStats is a snapshot of an engine's connection pool, for /metrics.
+type PoolStats struct {
+	// Max and Min are the configured bounds (SVC_POSTGRES_MAX_CONNS,
+	// SVC_POSTGRES_MIN_CONNS).
+	Max, Min int32
+	// Total counts open connections, including ones being opened; Idle
+	// and InUse split the open ones.
+	Total, Idle, InUse int32
+	// IdleClosed counts connections closed for staying idle longer than
+	// SVC_POSTGRES_MAX_CONN_IDLE_TIME.
+	IdleClosed int64
+}

@@ -46,7 +46,7 @@ func TestServeComputeMemberJoins(t *testing.T) {
 	if m.ID() == "" {
 		t.Fatal("greet carried no member id")
 	}
-	if !strings.Contains(stdout.String(), "compute gRPC listening") {
+	if !stdout.waitFor("compute gRPC listening") {
 		t.Errorf("no gRPC listening log line:\n%s", stdout.String())
 	}
 

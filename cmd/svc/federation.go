@@ -24,11 +24,10 @@ type federationServices struct {
 
 func fedMillis(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federationServices, error) {
-	if cfg.IAMMode != "jwt" {
-		return &federationServices{}, nil
-	}
-	tk := federation.NewTrustedKeys(federation.TrustedConfig{
+// trustedConfig maps the SVC_IAM_TRUSTED_KEY_* settings onto the
+// trusted-key service.
+func trustedConfig(cfg *config.Config, log *slog.Logger) federation.TrustedConfig {
+	return federation.TrustedConfig{
 		Enabled:           cfg.TrustedKeyRegistrationEnabled,
 		MaxJWKProps:       cfg.TrustedKeyMaxJWKProperties,
 		MaxPerTenant:      cfg.TrustedKeyMaxPerTenant,
@@ -37,8 +36,13 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		Audience:          cfg.JWTAudience,
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
 		Log:               log,
-	}, st.IAM.TrustedKeys)
-	prov, err := federation.NewProviders(federation.ProvidersConfig{
+	}
+}
+
+// providersConfig maps the SVC_OIDC_* settings onto the providers'
+// service and its guarded HTTP client.
+func providersConfig(cfg *config.Config, log *slog.Logger) federation.ProvidersConfig {
+	return federation.ProvidersConfig{
 		RolesClaim:   cfg.OIDCRolesClaim,
 		RequireHTTPS: cfg.OIDCRequireHTTPS,
 		Net: netguard.Options{
@@ -49,7 +53,15 @@ func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federatio
 		},
 		ReconcileInterval: cfg.AuthCacheReconcileInterval,
 		Log:               log,
-	}, st.IAM.Providers)
+	}
+}
+
+func newFederation(cfg *config.Config, st *stores, log *slog.Logger) (*federationServices, error) {
+	if cfg.IAMMode != "jwt" {
+		return &federationServices{}, nil
+	}
+	tk := federation.NewTrustedKeys(trustedConfig(cfg, log), st.IAM.TrustedKeys)
+	prov, err := federation.NewProviders(providersConfig(cfg, log), st.IAM.Providers)
 	if err != nil {
 		return nil, err
 	}

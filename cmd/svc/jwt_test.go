@@ -28,9 +28,9 @@ func scratchDatabase(t *testing.T) string {
 }
 
 type jwtProc struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *syncBuffer
+	cmd            *exec.Cmd
+	base           string
+	stderr, stdout *syncBuffer
 }
 
 func startJWTProc(t *testing.T, env []string) *jwtProc {
@@ -39,12 +39,18 @@ func startJWTProc(t *testing.T, env []string) *jwtProc {
 	cmd := exec.Command(svcBinary(t), "serve")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(cleanEnv(t, env...), fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)))
-	p := &jwtProc{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d/api", httpPort), stderr: &syncBuffer{}}
-	cmd.Stderr, cmd.Stdout = p.stderr, io.Discard
+	p := &jwtProc{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d/api", httpPort), stderr: &syncBuffer{}, stdout: &syncBuffer{}}
+	cmd.Stderr, cmd.Stdout = p.stderr, p.stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("svc stderr:\n%s\nsvc stdout:\n%s", p.stderr.String(), p.stdout.String())
+		}
+	})
 	waitReady(t, adminPort)
 	return p
 }
@@ -114,7 +120,7 @@ func TestJWTModeSurvivesRestartOnPostgres(t *testing.T) {
 		"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS=20"}
 
 	p := startJWTProc(t, env)
-	if !strings.Contains(p.stderr.String(), "WARNING: signing keypair") {
+	if !p.stderr.waitFor("WARNING: signing keypair") {
 		t.Errorf("banner lacks the expiry warning for a 20-day key:\n%s", p.stderr.String())
 	}
 	admin := "Bearer " + tokenFor(t, p.base, "boot", "boot-secret")

@@ -95,6 +95,7 @@ func serve() int {
 		Version:   version,
 		Log:       log,
 		Ready:     st.Ready,
+		Pool:      st.Pool,
 		Models:    st.Models,
 		Model:     modelSvc,
 
@@ -142,9 +143,7 @@ func serve() int {
 	// processors need the dispatcher above.
 	stopSched := func() {}
 	if cfg.SchedulerEnabled {
-		sched := scheduler.New(st.Tasks, entitySvc, scheduler.Options{ScanInterval: cfg.SchedulerScanInterval,
-			BatchSize: cfg.SchedulerBatchSize, RedispatchBackoff: cfg.SchedulerRedispatchBackoff,
-			ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log})
+		sched := scheduler.New(st.Tasks, entitySvc, schedulerOptions(cfg, log))
 		sched.Start()
 		stopSched = func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -191,6 +190,12 @@ func serve() int {
 	}
 	log.Info("shutdown complete")
 	return 0
+}
+
+// schedulerOptions maps the SVC_SCHEDULER_* settings onto the scheduler.
+func schedulerOptions(cfg *config.Config, log *slog.Logger) scheduler.Options {
+	return scheduler.Options{ScanInterval: cfg.SchedulerScanInterval, BatchSize: cfg.SchedulerBatchSize,
+		RedispatchBackoff: cfg.SchedulerRedispatchBackoff, ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log}
 }
 
 // newLogger builds the process logger: SVC_LOG_FORMAT picks slog's text or

@@ -73,16 +73,48 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// waitFor reports whether the output comes to hold every one of want
+// within a minute. A running child's output reaches the buffer through a
+// pipe and a copying goroutine, and the banner is printed once the
+// listeners serve, so a line may land after the event that caused it
+// was observed (readiness, an HTTP answer).
+func (s *syncBuffer) waitFor(want ...string) bool {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, all := s.String(), true
+		for _, w := range want {
+			all = all && strings.Contains(out, w)
+		}
+		if all {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // startServe runs `bin serve` with env on top of a clean environment,
 // waits until its admin listener is ready and kills it when the test ends,
 // printing its stderr if the test failed.
 func startServe(t *testing.T, bin string, adminPort int, env ...string) *exec.Cmd {
 	t.Helper()
+	cmd, _ := launchServe(t, bin, env...)
+	waitReady(t, adminPort)
+	return cmd
+}
+
+// launchServe starts `bin serve` with env on top of a clean environment
+// without waiting for it, and kills it when the test ends, printing its
+// stderr (returned) if the test failed.
+func launchServe(t *testing.T, bin string, env ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = t.TempDir()
 	cmd.Env = cleanEnv(t, env...)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +125,7 @@ func startServe(t *testing.T, bin string, adminPort int, env ...string) *exec.Cm
 			t.Logf("svc stderr:\n%s", stderr.String())
 		}
 	})
-	waitReady(t, adminPort)
-	return cmd
+	return cmd, stderr
 }
 
 // apiCall sends one JSON request to the API at base and returns the status
@@ -148,11 +179,8 @@ func TestServeDrainsInFlightRequestOnSIGTERM(t *testing.T) {
 	defer cmd.Process.Kill()
 	waitReady(t, adminPort)
 
-	banner := stderr.String()
-	for _, want := range []string{"svc 9.9.9-test", "context path /api", "IAM mock", "storage memory", "MOCK AUTH"} {
-		if !strings.Contains(banner, want) {
-			t.Errorf("banner lacks %q:\n%s", want, banner)
-		}
+	if !stderr.waitFor("svc 9.9.9-test", "context path /api", "IAM mock", "storage memory", "MOCK AUTH") {
+		t.Errorf("banner lacks one of version, context path, IAM mode, storage, mock warning:\n%s", stderr.String())
 	}
 
 	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", httpPort))

@@ -16,24 +16,34 @@ import (
 // once cluster mode exists (issue 16): accepted, no effect until then.
 var clusterOnly = map[string]bool{"SVC_SCHEDULER_DISTRIBUTION": true, "SVC_SCHEDULER_COORDINATOR": true}
 
+// awaitingEffect are the settings allowed to name no test yet, each with
+// the reason; any other "" below fails the walk.
+var awaitingEffect = map[string]string{
+	"SVC_STARTUP_TIMEOUT": "being reworked with cluster start-up (issue 16)",
+}
+
 // settingEffects names, for each setting, a test that changes it and sees
 // behaviour change (or refusal, for a value svc cannot honour). "" marks a
-// setting whose effect no test demonstrates yet; the walk lists them.
+// setting whose effect no test demonstrates yet: allowed only for the
+// settings in awaitingEffect, which the walk lists.
+// Where the named test drives a package's options struct rather than the
+// binary, TestSettingsReachTheirOptions (settings_wiring_test.go) shows
+// serve passes the variable to that field.
 var settingEffects = map[string]string{
 	"SVC_CONTEXT_PATH": "TestHelpServedUnderContextPath", "SVC_HTTP_PORT": "TestServeComputeMemberJoins",
 	"SVC_HTTP_IDLE_TIMEOUT": "TestHTTPTimeoutFallbacks", "SVC_HTTP_READ_HEADER_TIMEOUT": "TestReadHeaderTimeoutClosesSlowClient",
 	"SVC_HTTP_READ_TIMEOUT": "TestHTTPTimeoutFallbacks", "SVC_HTTP_WRITE_TIMEOUT": "TestHTTPTimeoutFallbacks",
 	"SVC_LOG_LEVEL": "TestRequestIDInProblemLogAndAccessLog", "SVC_ERROR_RESPONSE_MODE": "TestPanicBecomesServerErrorWithTicket",
 	"SVC_MODEL_CACHE_LEASE": "TestCacheLease", "SVC_PROFILES": "TestProfiles", "SVC_STARTUP_TIMEOUT": "",
-	"SVC_STORAGE_BACKEND": "TestJWTModeSurvivesRestartOnPostgres", "SVC_SUPPRESS_BANNER": "TestCommandsShareServeConfiguration",
-	"SVC_MAX_STATE_VISITS": "TestVisitAndDepthLimits", "SVC_STATS_GROUP_MAX": "",
+	"SVC_STORAGE_BACKEND": "TestJWTModeSurvivesRestartOnPostgres", "SVC_SUPPRESS_BANNER": "TestSuppressBanner",
+	"SVC_MAX_STATE_VISITS": "TestVisitAndDepthLimits", "SVC_STATS_GROUP_MAX": "TestSearchAndStatsLimits",
 	"SVC_TLS_CERT_FILE": "TestTLSListener", "SVC_TLS_KEY_FILE": "TestTLSListener",
-	"SVC_HTTP_BIND_ADDRESS": "TestListenHosts", "SVC_HTTP_MAX_BODY_BYTES": "TestMalformedRequestsGetProblemJSON",
+	"SVC_HTTP_BIND_ADDRESS": "TestBindAddresses", "SVC_HTTP_MAX_BODY_BYTES": "TestMalformedRequestsGetProblemJSON",
 	"SVC_LOG_FORMAT": "TestNewLoggerFormats", "SVC_ACCESS_LOG": "TestRequestIDInProblemLogAndAccessLog",
-	"SVC_ADMIN_BIND_ADDRESS": "", "SVC_ADMIN_PORT": "TestVersionHealthInitMigrate", "SVC_METRICS_BEARER": "TestAdminListener",
-	"SVC_METRICS_REQUIRE_AUTH": "TestConfigErrorsExit1", "SVC_OTEL_ENABLED": "TestHTTPSpansReachAnOTLPReceiver",
+	"SVC_ADMIN_BIND_ADDRESS": "TestBindAddresses", "SVC_ADMIN_PORT": "TestVersionHealthInitMigrate", "SVC_METRICS_BEARER": "TestAdminListener",
+	"SVC_METRICS_REQUIRE_AUTH": "TestConfigErrorsExit1", "SVC_OTEL_ENABLED": "TestServeExportsOTLPWhenEnabled",
 	"SVC_ADMIN_PPROF": "TestAdminPprofSwitch", "SVC_CORS_ENABLED": "TestCORS", "SVC_CORS_ALLOWED_ORIGINS": "TestCORS",
-	"SVC_GRPC_PORT": "TestServeComputeMemberJoins", "SVC_GRPC_BIND_ADDRESS": "TestListenHosts",
+	"SVC_GRPC_PORT": "TestServeComputeMemberJoins", "SVC_GRPC_BIND_ADDRESS": "TestBindAddresses",
 	"SVC_KEEPALIVE_INTERVAL": "TestServeKeepAliveVariables", "SVC_KEEPALIVE_TIMEOUT": "TestServeKeepAliveVariables",
 	"SVC_COMPUTE_GRPC_ENDPOINT": "TestConfigFromComputeSettings", "SVC_COMPUTE_HTTP_BASE": "TestConfigFromComputeSettings",
 	"SVC_COMPUTE_TOKEN":        "TestConfigFromComputeSettings",
@@ -41,38 +51,38 @@ var settingEffects = map[string]string{
 	"SVC_SEARCH_ASYNC_MAX_PER_TENANT": "TestAsyncCapacityAndCancel", "SVC_SEARCH_JOB_HEARTBEAT_INTERVAL": "TestAsyncStaleAndReap",
 	"SVC_SEARCH_JOB_MAX_ATTEMPTS": "TestAsyncStaleAndReap", "SVC_SEARCH_JOB_STALE_AFTER": "TestAsyncStaleAndReap",
 	"SVC_SEARCH_REAP_INTERVAL": "TestAsyncStaleAndReap", "SVC_SEARCH_SNAPSHOT_TTL": "TestAsyncStaleAndReap",
-	"SVC_SEARCH_MAX_SORT_KEYS": "",
+	"SVC_SEARCH_MAX_SORT_KEYS": "TestSearchAndStatsLimits",
 	"SVC_SCHEDULER_ENABLED":    "TestScheduledTaskSurvivesRestart", "SVC_SCHEDULER_SCAN_INTERVAL": "TestScheduledTaskSurvivesRestart",
 	"SVC_SCHEDULER_BATCH_SIZE": "TestScanBoundsInflightFires", "SVC_SCHEDULER_REDISPATCH_BACKOFF": "TestScheduledTransitionsHTTP",
 	"SVC_SCHEDULER_EXPIRY_GRACE": "TestFireTaskRules",
 	"SVC_POSTGRES_URL":           "TestJWTModeSurvivesRestartOnPostgres", "SVC_POSTGRES_ACQUIRE_TIMEOUT": "TestAcquireTimeoutIsUnavailable",
-	"SVC_POSTGRES_AUTO_MIGRATE": "", "SVC_POSTGRES_IDLE_IN_TX_TIMEOUT": "TestSessionTimeoutsApplied",
-	"SVC_POSTGRES_MAX_CONNS": "", "SVC_POSTGRES_MIN_CONNS": "", "SVC_POSTGRES_MAX_CONN_IDLE_TIME": "",
+	"SVC_POSTGRES_AUTO_MIGRATE": "TestAutoMigrateOffRefusesStaleSchema", "SVC_POSTGRES_IDLE_IN_TX_TIMEOUT": "TestSessionTimeoutsApplied",
+	"SVC_POSTGRES_MAX_CONNS": "TestPostgresPoolSettings", "SVC_POSTGRES_MIN_CONNS": "TestPostgresPoolSettings", "SVC_POSTGRES_MAX_CONN_IDLE_TIME": "TestPostgresPoolSettings",
 	"SVC_POSTGRES_MIGRATE_LOCK_TIMEOUT": "TestMigrateLockTimeout", "SVC_POSTGRES_SEARCH_STATEMENT_TIMEOUT": "TestSessionTimeoutsApplied",
 	"SVC_POSTGRES_STATEMENT_TIMEOUT": "TestSessionTimeoutsApplied", "SVC_SCHEMA_EXTEND_MAX_RETRIES": "TestAdmitGivesUpAfterMaxRetries",
 	"SVC_SCHEMA_SAVEPOINT_INTERVAL": "TestSavepointIntervalOnlyDefault",
 	"SVC_IAM_MODE":                  "TestJWTModeSurvivesRestartOnPostgres", "SVC_REQUIRE_JWT": "TestConfigErrorsExit1",
 	"SVC_IAM_MOCK_KIND": "TestMockAuthUsesConfiguredKindAndRoles", "SVC_IAM_MOCK_ROLES": "TestMockAuthUsesConfiguredKindAndRoles",
-	"SVC_JWT_SIGNING_KEY": "TestBadSigningKeyRefusesStart", "SVC_JWT_ISSUER": "", "SVC_JWT_AUDIENCE": "TestAudienceRule",
-	"SVC_JWT_EXPIRY_SECONDS": "", "SVC_JWT_BOOTSTRAP_AUDIENCE": "",
+	"SVC_JWT_SIGNING_KEY": "TestBadSigningKeyRefusesStart", "SVC_JWT_ISSUER": "TestAuthSettingsShapeTokensAndKeys", "SVC_JWT_AUDIENCE": "TestAudienceRule",
+	"SVC_JWT_EXPIRY_SECONDS": "TestAuthSettingsShapeTokensAndKeys", "SVC_JWT_BOOTSTRAP_AUDIENCE": "TestBootstrapAudienceHumanSignsNoMachineTokens",
 	"SVC_BOOTSTRAP_CLIENT_ID": "TestFederationSurvivesRestartOnPostgres", "SVC_BOOTSTRAP_CLIENT_SECRET": "TestFederationSurvivesRestartOnPostgres",
-	"SVC_BOOTSTRAP_ROLES": "", "SVC_BOOTSTRAP_TENANT_ID": "TestFederationSurvivesRestartOnPostgres", "SVC_BOOTSTRAP_USER_ID": "",
-	"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS": "", "SVC_IAM_M2M_ADMIN_ROLE_ENABLED": "TestWithAdminRoleGate",
+	"SVC_BOOTSTRAP_ROLES": "TestAuthSettingsShapeTokensAndKeys", "SVC_BOOTSTRAP_TENANT_ID": "TestFederationSurvivesRestartOnPostgres", "SVC_BOOTSTRAP_USER_ID": "TestAuthSettingsShapeTokensAndKeys",
+	"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS": "TestAuthSettingsShapeTokensAndKeys", "SVC_IAM_M2M_ADMIN_ROLE_ENABLED": "TestWithAdminRoleGate",
 	"SVC_IAM_TRUSTED_KEY_REGISTRATION_ENABLED": "TestTrustedKeysDisabledOverHTTP", "SVC_IAM_TRUSTED_KEY_MAX_JWK_PROPERTIES": "TestTrustedJWKValidation",
-	"SVC_IAM_TRUSTED_KEY_MAX_PER_TENANT": "TestTrustedRetireSiblingsAndCapOnReactivate", "SVC_IAM_TRUSTED_KEY_MAX_VALIDITY_DAYS": "",
-	"SVC_OIDC_ROLES_CLAIM": "TestRolesClaimShapes", "SVC_OIDC_REQUIRE_HTTPS": "", "SVC_OIDC_ALLOW_PRIVATE_NETWORKS": "",
-	"SVC_OIDC_CONNECT_TIMEOUT_MS": "", "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS": "", "SVC_OIDC_SOCKET_TIMEOUT_MS": "",
+	"SVC_IAM_TRUSTED_KEY_MAX_PER_TENANT": "TestTrustedRetireSiblingsAndCapOnReactivate", "SVC_IAM_TRUSTED_KEY_MAX_VALIDITY_DAYS": "TestAuthSettingsShapeTokensAndKeys",
+	"SVC_OIDC_ROLES_CLAIM": "TestRolesClaimShapes", "SVC_OIDC_REQUIRE_HTTPS": "TestOIDCNetworkSettings", "SVC_OIDC_ALLOW_PRIVATE_NETWORKS": "TestOIDCNetworkSettings",
+	"SVC_OIDC_CONNECT_TIMEOUT_MS": "TestOIDCNetworkSettings", "SVC_OIDC_CONNECTION_REQUEST_TIMEOUT_MS": "TestFetchTimeoutsNameTheirStage", "SVC_OIDC_SOCKET_TIMEOUT_MS": "TestOIDCNetworkSettings",
 	"SVC_AUTH_CACHE_RECONCILE_INTERVAL": "TestReconcileLoopRunsAndStops",
-	"SVC_MAX_ENTITIES_PER_REQUEST":      "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "",
 	"SVC_OAUTH_MAX_FAILURES_PER_CLIENT": "TestClientAuthThrottle", "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS": "TestClientAuthThrottle",
-	"SVC_OAUTH_FAILURE_WINDOW": "TestPerClientLimitAndWindow",
+	"SVC_OAUTH_FAILURE_WINDOW":     "TestPerClientLimitAndWindow",
+	"SVC_MAX_ENTITIES_PER_REQUEST": "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "TestSQLQueryTimeout",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each belongs to the
 // cluster group (accepted, no effect until cluster mode) or names a test
 // that exists and shows its effect. It fails for a new variable nobody
-// placed, or a named test that was renamed away; it logs the settings
-// still without a demonstrating test.
+// placed, a named test that was renamed away, or a setting without a test
+// that awaitingEffect does not excuse; it logs the excused ones.
 func TestEverySettingWalked(t *testing.T) {
 	tests := testFuncs(t)
 	var unproven []string
@@ -87,8 +97,10 @@ func TestEverySettingWalked(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: not walked; add it to settingEffects with the test showing its effect", v.Name)
+		case name == "" && awaitingEffect[v.Name] == "":
+			t.Errorf("%s: no test shows its effect; name one in settingEffects", v.Name)
 		case name == "":
-			unproven = append(unproven, v.Name)
+			unproven = append(unproven, v.Name+" ("+awaitingEffect[v.Name]+")")
 		case !tests[name]:
 			t.Errorf("%s: test %s does not exist", v.Name, name)
 		}

@@ -39,6 +39,8 @@ type stores struct {
 	StreamExplain streamdata.Explainer
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
+	// Pool snapshots the connection pool for /metrics (nil on memory).
+	Pool  func() storage.PoolStats
 	Close func()
 }
 
@@ -60,6 +62,19 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		db, err := postgres.Open(ctx, postgresOptions(cfg))
 		if err != nil {
 			return nil, err
+		}
+		if !cfg.PostgresAutoMigrate {
+			// Without migrations at start, serving an older schema would
+			// fail request by request; refuse once, saying what to do.
+			n, err := db.Pending(ctx)
+			if err != nil {
+				db.Close()
+				return nil, err
+			}
+			if n > 0 {
+				db.Close()
+				return nil, fmt.Errorf("the database lacks %d of this version's migrations and SVC_POSTGRES_AUTO_MIGRATE is false: run `svc migrate` first, or set SVC_POSTGRES_AUTO_MIGRATE=true", n)
+			}
 		}
 		iamStores := storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(),
 			TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders(), Revocations: db.RevokedTokens()}
@@ -86,6 +101,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 				defer cancel()
 				return db.Ping(ctx) == nil
 			},
+			Pool:  db.PoolStats,
 			Close: db.Close,
 		}, nil
 	case "memory":

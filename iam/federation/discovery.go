@@ -90,8 +90,11 @@ func (f *fetcher) get(ctx context.Context, rawURL string, okType func(string) bo
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		if errors.Is(err, netguard.ErrBlocked) {
-			return nil, fmt.Errorf("%w: destination blocked (%w)", errFetch, netguard.ErrBlocked)
+		// Only the class is kept: the transport text may quote addresses.
+		for _, class := range []error{netguard.ErrBlocked, netguard.ErrConnectTimeout, netguard.ErrPoolTimeout, netguard.ErrReadTimeout} {
+			if errors.Is(err, class) {
+				return nil, fmt.Errorf("%w: %w", errFetch, class)
+			}
 		}
 		return nil, fmt.Errorf("%w: transport error", errFetch)
 	}

@@ -2,7 +2,6 @@ package federation
 
 import (
 	"errors"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -494,9 +493,8 @@ func TestIatSkewAtRegistration(t *testing.T) {
 func TestCrossIssuerKeyConfusion(t *testing.T) {
 	idp1, idp2 := newTestIdP(t), newTestIdP(t)
 	idp2.Rotate("k1", testKey(t, 1))
-	p, _ := newTestProviders(t, idp1, nil)
 	// One client trusting both test servers' certificates.
-	p.fetch.client.Transport.(*http.Transport).TLSClientConfig.RootCAs.AddCert(idp2.Srv.Certificate())
+	p, _ := newTestProviders(t, idp1, func(c *ProvidersConfig) { c.Net.RootCAs.AddCert(idp2.Srv.Certificate()) })
 	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: strp(idp1.WellKnown())})
 	register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: strp(idp2.WellKnown())})
 	ver := p.Verifier()

@@ -34,6 +34,8 @@ type DB struct {
 	opt  Options
 	// sqlRoles pools connections made as SQL schema roles (POST /sql/query).
 	sqlRoles rolePoolSet
+	// minConns is the pool's minimum, for PoolStats.
+	minConns int32
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -51,6 +53,10 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	if o.MaxConnIdleTime > 0 {
 		pc.MaxConnIdleTime = o.MaxConnIdleTime
+		// pgxpool closes idle connections only in its health check (every
+		// minute by default), so a short idle time would be overshot by up
+		// to a minute: check at least twice per idle time.
+		pc.HealthCheckPeriod = min(pc.HealthCheckPeriod, max(o.MaxConnIdleTime/2, 50*time.Millisecond))
 	}
 	rp := pc.ConnConfig.RuntimeParams
 	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
@@ -64,7 +70,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	db := &DB{pool: pool, opt: o}
+	db := &DB{pool: pool, opt: o, minConns: pc.MinConns}
 	if o.AutoMigrate {
 		if _, err := db.Migrate(ctx); err != nil {
 			pool.Close()
@@ -78,6 +84,13 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 func (db *DB) Close() {
 	db.sqlRoles.closeAll()
 	db.pool.Close()
+}
+
+// PoolStats is a snapshot of the connection pool.
+func (db *DB) PoolStats() storage.PoolStats {
+	st := db.pool.Stat()
+	return storage.PoolStats{Max: st.MaxConns(), Min: db.minConns, Total: st.TotalConns(),
+		Idle: st.IdleConns(), InUse: st.AcquiredConns(), IdleClosed: st.MaxIdleDestroyCount()}
 }
 
 // Ping reports whether the database answers, for readiness.

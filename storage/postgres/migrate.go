@@ -102,3 +102,42 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	}
 	return applied, nil
 }
+
+// Pending counts this binary's migrations the database has not applied
+// (all of them on an empty database).
+func (db *DB) Pending(ctx context.Context) (int, error) {
+	ms, err := loadMigrations()
+	if err != nil {
+		return 0, fmt.Errorf("postgres: reading migrations: %w", err)
+	}
+	var exists bool
+	if err := db.pool.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, fmt.Errorf("postgres: reading the schema version: %w", err)
+	}
+	if !exists {
+		return len(ms), nil
+	}
+	rows, err := db.pool.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return 0, fmt.Errorf("postgres: reading the schema version: %w", err)
+	}
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("postgres: reading the schema version: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("postgres: reading the schema version: %w", err)
+	}
+	n := 0
+	for _, m := range ms {
+		if !applied[m.version] {
+			n++
+		}
+	}
+	return n, nil
+}
