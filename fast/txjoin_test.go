@@ -297,6 +297,17 @@ func TestJoinCallbacks(t *testing.T) {
 			if len(changes) != 1 {
 				t.Fatalf("callback create and update in one transaction made %d revisions: %v", len(changes), changes)
 			}
+			// Issue 13 item 4: the joined write is attributed to the owner's
+			// principal (u-A, a user) and executed by the member whose save
+			// came last (its gRPC update as service m-A).
+			if c := changes[0]; c["user"] != "u-A" || c["attributedKind"] != "user" || fmt.Sprint(c["executedBy"]) != "map[id:m-A kind:service]" {
+				t.Fatalf("callback entity's change attribution: %v", c)
+			}
+			// The owner's own revision: its user, executed by itself.
+			env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
+			if c := changes[0]; c["user"] != "u-A" || c["attributedKind"] != "user" || fmt.Sprint(c["executedBy"]) != "map[id:u-A kind:user]" {
+				t.Fatalf("owner's change attribution (processor-driven data): %v", c)
+			}
 			// The committed transaction is no longer joinable.
 			env.call("A", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).problem(t, 404, "TRANSACTION_NOT_FOUND")
 			var er wire.EntityResponse
