@@ -505,9 +505,33 @@ func TestStreamDataIndexesAndPlan(t *testing.T) {
 			if !strings.Contains(string(opt), `"ALL"`) || plan["original"] == nil {
 				t.Fatalf("plan without index: %s", opt)
 			}
+			// Issue 18 item 4: with no serving index the plan suggests the
+			// composite index that would serve it (equality on $.cat,
+			// range $.n); PostgreSQL adds its DDL and the EXPLAIN of the
+			// page's SQL, memory says it has no EXPLAIN.
+			sugg, _ := plan["suggestedIndexes"].([]any)
+			if len(sugg) != 1 || plan["servedBy"] != nil {
+				t.Fatalf("advice without index: %v / servedBy %v", plan["suggestedIndexes"], plan["servedBy"])
+			}
+			sg := sugg[0].(map[string]any)
+			if sg["entityClass"] != "sd.1" || sg["rangeColPath"] != "$.n" || fmt.Sprint(sg["columns"]) != "[$.cat]" {
+				t.Fatalf("suggestion %v", sg)
+			}
+			if engine == "postgres" {
+				ddl, _ := sg["ddl"].(string)
+				if !strings.HasPrefix(ddl, "CREATE INDEX CONCURRENTLY sdix_") || !strings.Contains(ddl, `(doc #>> '{"cat"}'::text[])`) ||
+					!strings.Contains(ddl, "model_name = 'sd'") || plan["pgExplain"] == nil || plan["pgSql"] == nil || plan["indexesUsed"] == nil {
+					t.Fatalf("PostgreSQL advice: ddl %q, explain %v", ddl, plan["pgExplain"] != nil)
+				}
+			} else if _, has := sg["ddl"]; has || plan["pgExplain"] != nil || !strings.Contains(fmt.Sprint(plan["explainNote"]), "no EXPLAIN") {
+				t.Fatalf("memory plan claims an EXPLAIN or DDL: %v", plan)
+			}
+			// Following the advice: the suggestion's body is the extension's.
+			delete(sg, "ddl")
+			sg["name"] = "byCat"
+			adv, _ := json.Marshal(sg)
 			var created map[string]string
-			e.call("t1", "POST", "/platform-api/stream-data/index",
-				[]byte(`{"entityClass":"sd.1","name":"byCat","rangeColPath":"$.n","columns":["$.cat"]}`)).ok(t).decode(t, &created)
+			e.call("t1", "POST", "/platform-api/stream-data/index", adv).ok(t).decode(t, &created)
 			e.call("t1", "POST", "/platform-api/stream-data/index",
 				[]byte(`{"entityClass":"sd.1","name":"byCat","rangeColPath":"$.n","columns":["$.cat"]}`)).problem(t, 409, "CONFLICT")
 			e.call("t1", "GET", "/platform-api/stream-data/index/list?entityClass=sd.1", nil).ok(t).decode(t, &list)
@@ -518,6 +542,10 @@ func TestStreamDataIndexesAndPlan(t *testing.T) {
 			o := plan["optimized"].(map[string]any)
 			if o["type"] != "COMPOSITE" || o["indexId"] != created["indexId"] || o["indexValuesJson"] != `["Physics"]` {
 				t.Fatalf("plan with index: %v", o)
+			}
+			if sb, _ := plan["servedBy"].(map[string]any); sb["indexId"] != created["indexId"] || sb["indexName"] != "byCat" ||
+				len(plan["suggestedIndexes"].([]any)) != 0 {
+				t.Fatalf("served plan: servedBy %v, suggestions %v", plan["servedBy"], plan["suggestedIndexes"])
 			}
 			if engine == "postgres" {
 				if plan["pgExplain"] == nil {
