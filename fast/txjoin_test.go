@@ -23,6 +23,7 @@ import (
 	"svc/compute"
 	"svc/compute/member"
 	"svc/compute/pb/cloudapi"
+	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/config"
 	"svc/entity"
@@ -302,6 +303,20 @@ func TestJoinCallbacks(t *testing.T) {
 			// came last (its gRPC update as service m-A).
 			if c := changes[0]; c["user"] != "u-A" || c["attributedKind"] != "user" || fmt.Sprint(c["executedBy"]) != "map[id:m-A kind:service]" {
 				t.Fatalf("callback entity's change attribution: %v", c)
+			}
+			// The same on the gRPC changes request.
+			var metas []wire.ChangeMeta
+			if err := env.grpcStream("A", "", wire.TypeEntityChangesMetadataGetRequest, map[string]any{"id": "ch", "entityId": side},
+				func(ev *ce.CloudEvent) error {
+					var r wire.ChangesResponse
+					if err := wire.Decode(ev, &r); err != nil {
+						return err
+					}
+					metas = append(metas, r.ChangeMeta)
+					return nil
+				}); err != nil || len(metas) != 1 || metas[0].User != "u-A" || metas[0].AttributedKind != "user" ||
+				metas[0].ExecutedBy == nil || *metas[0].ExecutedBy != (wire.Principal{ID: "m-A", Kind: "service"}) {
+				t.Fatalf("gRPC changes of the callback entity: %+v %v", metas, err)
 			}
 			// The owner's own revision: its user, executed by itself.
 			env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
