@@ -572,6 +572,16 @@ func TestStreamDataIndexesAndPlan(t *testing.T) {
 			}
 			e.call("t1", "POST", "/platform-api/stream-data/index",
 				[]byte(`{"entityClass":"sd.1","name":"bad","rangeColPath":"$.tags[*]"}`)).problem(t, 400, "INVALID_FIELD_PATH")
+			// A range on creationDate alone is served by the built-in index:
+			// servedBy names it and nothing is suggested.
+			byDate := []byte(`{"entityClass":"sd.1","condition":{"@bean":"com.cyoda.core.conditions.GroupCondition","operator":"AND","conditions":[
+				{"@bean":"com.cyoda.core.conditions.queryable.GreaterThan","fieldName":"creationDate","operation":"GREATER_THAN",
+				 "value":{"@type":"java.util.Date","value":"2020-01-01T00:00:00.000+00:00"}}]}}`)
+			e.call("t1", "POST", "/platform-api/stream-data/query-plan", byDate).ok(t).decode(t, &plan)
+			if sb, _ := plan["servedBy"].(map[string]any); sb["indexName"] != "builtin_creationDate" || sb["persisted"] != false ||
+				len(plan["suggestedIndexes"].([]any)) != 0 {
+				t.Fatalf("creationDate plan: %v / servedBy %v / suggestions %v", plan["optimized"], plan["servedBy"], plan["suggestedIndexes"])
+			}
 		})
 	}
 }
