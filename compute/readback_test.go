@@ -75,10 +75,11 @@ func TestJavaTemplateReadBack(t *testing.T) {
 	}
 }
 
-// TestJavaTemplateCollectionParams (client-templates.md 8, P1 row 16):
-// the Java templates send transactionWindow and transactionTimeoutMs on
-// collection creates and updates (and null transitions in updates); they
-// are accepted and every item is written.
+// TestJavaTemplateCollectionParams (client-templates.md 8, P1 rows 15
+// and 16): the Java templates send transactionWindow and
+// transactionTimeoutMs on collection creates and updates (and null
+// transitions in updates); they are accepted and every item is written.
+// A single EntityUpdateRequest with "transition": null is a loopback.
 func TestJavaTemplateCollectionParams(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -115,6 +116,19 @@ func TestJavaTemplateCollectionParams(t *testing.T) {
 					!strings.Contains(string(got.Payload.Data), `"qty":7`) {
 					t.Fatalf("%s after the update: %v %s", id, err, got.Payload.Data)
 				}
+			}
+			id := cr.TransactionInfo.EntityIDs[0]
+			var before, after wire.EntityResponse
+			e.call(e.tokA, "search", wire.TypeEntityGetRequest, obj{"id": "g", "entityId": id}, &before)
+			var up wire.TransactionResponse
+			if _, err := e.call(e.tokA, "manage", wire.TypeEntityUpdateRequest, obj{"id": "u", "dataFormat": "JSON",
+				"payload": obj{"entityId": id, "data": obj{"name": "r", "qty": 8, "price": 1.5, "tags": []string{"m"}}, "transition": nil}}, &up); err != nil || !up.Success {
+				t.Fatalf("update with a null transition: %v %+v", err, up)
+			}
+			if _, err := e.call(e.tokA, "search", wire.TypeEntityGetRequest, obj{"id": "g", "entityId": id}, &after); err != nil ||
+				!strings.Contains(string(after.Payload.Data), `"qty":8`) || after.Payload.Meta.State != before.Payload.Meta.State ||
+				after.Payload.Meta.TransactionID != up.TransactionInfo.TransactionID {
+				t.Fatalf("after a null-transition update: %v %s %+v (state before %q)", err, after.Payload.Data, after.Payload.Meta, before.Payload.Meta.State)
 			}
 		})
 	}

@@ -11,10 +11,10 @@ import (
 // tombstone revision, its audit event and its own transaction each), for
 // stream-data delete. An entity that fails is reported with its message
 // and the rest go on; one deleted meanwhile counts as failed, not removed.
-func (s *Service) DeleteEach(ctx context.Context, tenant, user string, ids [][16]byte) (int64, map[[16]byte]string) {
+func (s *Service) DeleteEach(ctx context.Context, tenant, user, kind string, ids [][16]byte) (int64, map[[16]byte]string) {
 	var removed int64
 	failed := map[[16]byte]string{}
-	a := Actor{Tenant: tenant, User: user}
+	a := Actor{Tenant: tenant, User: user, Kind: kind}
 	for _, id := range ids {
 		if ctx.Err() != nil {
 			failed[id] = ctx.Err().Error()

@@ -51,8 +51,12 @@ func (a Actor) attribution() *storage.Attribution {
 }
 
 // scheduledAttribution is a scheduled fire's: attributed to the arming
-// user (the task keeps only its id), executed by the system principal.
-var scheduledAttribution = &storage.Attribution{ExecID: "system", ExecKind: "system"}
+// principal (the task keeps its id and kind), executed by the system
+// principal. A task armed before kinds were kept has none, and the history
+// then omits attributedKind for its fire.
+func scheduledAttribution(t *storage.ScheduledTask) *storage.Attribution {
+	return &storage.Attribution{UserKind: t.UserKind, ExecID: "system", ExecKind: "system"}
+}
 
 // Model states (spec 3).
 const locked = "LOCKED"

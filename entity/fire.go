@@ -142,7 +142,7 @@ func (s *Service) FireTask(ctx context.Context, claimed storage.ScheduledTask, n
 	if err := ew.withArms(ctx, set, r, out, &st); err != nil {
 		return FireLeft, err
 	}
-	tx := &storage.Tx{Tenant: tenant, ID: txID, User: t.User, Attribution: scheduledAttribution,
+	tx := &storage.Tx{Tenant: tenant, ID: txID, User: t.User, Attribution: scheduledAttribution(t),
 		Tasks: []storage.TaskOp{{Delete: true, Task: storage.ScheduledTask{ID: t.ID, EntityID: t.EntityID}, IfArmTx: t.ArmTx}}}
 	ops, err := s.reconcile(ctx, tenant, e.ID, txID, &st, false, nil, t.ID)
 	if err != nil {

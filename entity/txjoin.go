@@ -185,6 +185,24 @@ func (o *OpenTx) seal(tx *storage.Tx) {
 		own[tx.Writes[i].ID] = true
 	}
 	var tasks []storage.TaskOp
+	ownerKind := ""
+	if tx.Attribution != nil {
+		ownerKind = tx.Attribution.UserKind
+	}
+	// A joined write commits under the owner's user: the member acted for
+	// the owner's principal (the dispatch carried it), so the revision is
+	// attributed to that principal and executed by the caller whose save
+	// came last (api-surface.md 4.5). Set before merging, so a fold keeps
+	// the last save's executor.
+	for _, p := range parts {
+		if p.Attribution == nil {
+			continue
+		}
+		attr := &storage.Attribution{UserKind: ownerKind, ExecID: p.Attribution.ExecID, ExecKind: p.Attribution.ExecKind}
+		for i := range p.Writes {
+			p.Writes[i].Attribution = attr
+		}
+	}
 	for _, p := range merged(parts) {
 		for _, w := range p.Writes {
 			if !own[w.ID] {

@@ -591,6 +591,8 @@ func opDocTable() map[string]opDoc {
 			ok:     okJSON("The configurations.", ref("StreamDataConfigs")),
 		},
 		"getStreamData": {
+			desc: "Streams one page (chunked): rows go out as the engine reads them. A failure after rows went out ends the object " +
+				"with an `error` member instead of `lastRowIndexPosition`.",
 			body: jsonBody("What to read.", ref("StreamDataRequest"), true),
 			ok:   okJSON("Rows.", ref("StreamDataRows")),
 		},
@@ -605,6 +607,9 @@ func opDocTable() map[string]opDoc {
 			ok:     okJSON("Indexes.", arr(ref("StreamDataIndex"), "")),
 		},
 		"getQueryPlan": {
+			desc: "Beyond `original` and `optimized`, svc adds (extension) `servedBy`, the index the plan reads, and `suggestedIndexes`, " +
+				"the composite index that would serve the condition (with its `ddl` on PostgreSQL); on PostgreSQL also `pgExplain` " +
+				"(EXPLAIN (FORMAT JSON) of the page's SQL), `pgSql` and `indexesUsed`; on memory `explainNote` (no EXPLAIN there).",
 			body: jsonBody("The query.", ref("QueryPlanRequest"), true),
 			ok:   okJSON("The plan.", ref("QueryPlan")),
 		},

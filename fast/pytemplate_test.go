@@ -327,3 +327,32 @@ func TestJavaTemplateSetupSequence(t *testing.T) {
 		})
 	}
 }
+
+// TestEntityPutIgnoresTemplateFlags (client-templates.md 8, P0 row 14):
+// the templates' PUT carries transactional, waitForConsistencyAfter and
+// transactionTimeoutMillis; they are ignored, and the answer is the bare
+// {transactionId, entityIds} object, for the loopback and a named
+// transition, on both engines.
+func TestEntityPutIgnoresTemplateFlags(t *testing.T) {
+	for _, engine := range []string{"memory", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			env := newTemplateEnv(t, engine)
+			env.lockedModel("t1", "pet", 1, `{"name":"x","category":"cat","age":1}`)
+			env.call("t1", "POST", "/model/pet/1/workflow/import", []byte(pyWorkflow)).ok(t)
+			id, _ := env.create("t1", "pet", 1, `{"name":"Tom","category":"cat","age":3}`)
+			const flags = "?transactional=false&waitForConsistencyAfter=true&transactionTimeoutMillis=5000"
+			for _, c := range []struct{ path, body, state string }{
+				{"/entity/JSON/" + id + flags, `{"name":"Tom","category":"cat","age":4}`, "available"},
+				{"/entity/JSON/" + id + "/adopt" + flags, `{"name":"Tom","category":"cat","age":5}`, "adopted"},
+			} {
+				var r txResult
+				env.call("t1", "PUT", c.path, []byte(c.body), "Content-Type", "application/json").ok(t).decode(t, &r)
+				got := env.get("t1", "/entity/"+id)
+				if len(r.EntityIDs) != 1 || r.EntityIDs[0] != id || r.TransactionID == "" || got.Meta.TransactionID != r.TransactionID ||
+					got.Meta.State != c.state || string(got.Data) != c.body {
+					t.Fatalf("PUT %s: answer %+v, entity %+v %s", c.path, r, got.Meta, got.Data)
+				}
+			}
+		})
+	}
+}

@@ -176,7 +176,7 @@ func scheduledFires(t *testing.T, env *entityEnv) {
 	}
 	var changes []map[string]any
 	env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
-	if len(changes) != 2 || changes[0]["user"] != "u-A" || fmt.Sprint(changes[0]["executedBy"]) != "map[id:system kind:system]" ||
+	if len(changes) != 2 || changes[0]["user"] != "u-A" || changes[0]["attributedKind"] != "user" || fmt.Sprint(changes[0]["executedBy"]) != "map[id:system kind:system]" ||
 		changes[1]["attributedKind"] != "user" || fmt.Sprint(changes[1]["executedBy"]) != "map[id:u-A kind:user]" {
 		t.Fatalf("changes of a fired entity: %v", changes)
 	}

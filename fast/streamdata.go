@@ -1,7 +1,11 @@
 package fast
 
 import (
+	"bufio"
+	"context"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/valyala/fasthttp"
 
@@ -50,7 +54,7 @@ func streamPrincipal(ctx *fasthttp.RequestCtx) streamdata.Principal {
 	if user == "" {
 		user = p.UserID
 	}
-	return streamdata.Principal{Tenant: p.TenantID, User: user}
+	return streamdata.Principal{Tenant: p.TenantID, User: user, UserID: p.UserID, Kind: p.Kind}
 }
 
 func (h *streamDataAPI) reply(ctx *fasthttp.RequestCtx, b []byte, err error) {
@@ -146,20 +150,36 @@ func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
 	h.empty(ctx, h.svc.ImportConfigs(dctx(ctx), streamPrincipal(ctx), ctx.PostBody(), fail))
 }
 
+// get streams the page: the request is parsed and compiled here (so a
+// bad definition is a problem+json), then the rows go to the socket as the
+// engine yields them, after the handler returns. A failure once rows are
+// out cannot change the status: the rows array is closed and an "error"
+// member ends the object instead of lastRowIndexPosition.
 func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
-	bp := entityBufs.Get().(*[]byte)
-	b, err := h.svc.Get(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody(), (*bp)[:0])
+	ps, err := h.svc.Prepare(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
 	if err != nil {
-		entityBufs.Put(bp)
 		h.s.writeError(ctx, err)
 		return
 	}
 	ctx.SetContentType(halJSON)
-	ctx.SetBody(b)
-	if cap(b) <= maxPooledEntityBuf {
-		*bp = b
-		entityBufs.Put(bp)
-	}
+	log := h.s.log
+	// The request context is not used in the writer: a client that goes
+	// away ends the page through the write error.
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		if err := ps.Write(context.Background(), w); err != nil {
+			var tail []byte
+			if e, ok := apierr.As(err); ok {
+				tail, _ = json.Marshal(map[string]any{"errorCode": e.Code, "detail": e.Message})
+			} else {
+				log.Error("stream-data page failed", "err", err)
+				tail = []byte(`{"errorCode":"SERVER_ERROR","detail":"the page stopped: internal error"}`)
+			}
+			_, _ = w.WriteString(`],"error":`)
+			_, _ = w.Write(tail)
+			_ = w.WriteByte('}')
+		}
+		_ = w.Flush()
+	})
 }
 
 func (h *streamDataAPI) deleteData(ctx *fasthttp.RequestCtx) {

@@ -23,6 +23,7 @@ import (
 	"svc/compute"
 	"svc/compute/member"
 	"svc/compute/pb/cloudapi"
+	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/config"
 	"svc/entity"
@@ -296,6 +297,31 @@ func TestJoinCallbacks(t *testing.T) {
 			env.call("A", "GET", "/entity/"+side+"/changes", nil).ok(t).decode(t, &changes)
 			if len(changes) != 1 {
 				t.Fatalf("callback create and update in one transaction made %d revisions: %v", len(changes), changes)
+			}
+			// Issue 13 item 4: the joined write is attributed to the owner's
+			// principal (u-A, a user) and executed by the member whose save
+			// came last (its gRPC update as service m-A).
+			if c := changes[0]; c["user"] != "u-A" || c["attributedKind"] != "user" || fmt.Sprint(c["executedBy"]) != "map[id:m-A kind:service]" {
+				t.Fatalf("callback entity's change attribution: %v", c)
+			}
+			// The same on the gRPC changes request.
+			var metas []wire.ChangeMeta
+			if err := env.grpcStream("A", "", wire.TypeEntityChangesMetadataGetRequest, map[string]any{"id": "ch", "entityId": side},
+				func(ev *ce.CloudEvent) error {
+					var r wire.ChangesResponse
+					if err := wire.Decode(ev, &r); err != nil {
+						return err
+					}
+					metas = append(metas, r.ChangeMeta)
+					return nil
+				}); err != nil || len(metas) != 1 || metas[0].User != "u-A" || metas[0].AttributedKind != "user" ||
+				metas[0].ExecutedBy == nil || *metas[0].ExecutedBy != (wire.Principal{ID: "m-A", Kind: "service"}) {
+				t.Fatalf("gRPC changes of the callback entity: %+v %v", metas, err)
+			}
+			// The owner's own revision: its user, executed by itself.
+			env.call("A", "GET", "/entity/"+id+"/changes", nil).ok(t).decode(t, &changes)
+			if c := changes[0]; c["user"] != "u-A" || c["attributedKind"] != "user" || fmt.Sprint(c["executedBy"]) != "map[id:u-A kind:user]" {
+				t.Fatalf("owner's change attribution (processor-driven data): %v", c)
 			}
 			// The committed transaction is no longer joinable.
 			env.call("A", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).problem(t, 404, "TRANSACTION_NOT_FOUND")

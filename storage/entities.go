@@ -71,6 +71,19 @@ type Write struct {
 	// always frees the entity's claims (storage/unique.go).
 	Keyed  bool
 	Claims []Claim
+	// Attribution, when set, replaces the transaction's for this write's
+	// revision: a joined request's write merged into its owner's commit
+	// is attributed to the owner and executed by the joined caller.
+	Attribution *Attribution
+}
+
+// AttributionOf is what w's revision records: its own attribution, else
+// the transaction's.
+func (tx *Tx) AttributionOf(w *Write) *Attribution {
+	if w.Attribution != nil {
+		return w.Attribution
+	}
+	return tx.Attribution
 }
 
 // Tx is one transaction: all of Writes become visible together at one

@@ -24,6 +24,9 @@ type ScheduledTask struct {
 	// User is the principal whose write armed the task; the fire is
 	// attributed to them. Engines fill it from Tx.User.
 	User string
+	// UserKind is User's kind (Tx.Attribution.UserKind, filled by
+	// engines); empty on tasks armed before it was kept.
+	UserKind string
 	// ArmTx is the transaction that armed it (Tx.ID, filled by engines);
 	// conditional deletes compare against it, so a delete based on a stale
 	// read never removes a re-armed task.

@@ -67,7 +67,11 @@ func parseID(s, what string) ([16]byte, error) {
 // Principal is who calls: the tenant and the user name recorded as owner.
 type Principal struct {
 	Tenant string
-	User   string
+	// User names the owner of saved configs (the user name, else the id).
+	User string
+	// UserID and Kind attribute the entity deletes of stream delete in
+	// the change history, as every other write is (api-surface.md 4.5).
+	UserID, Kind string
 }
 
 // SaveConfig stores a new definition under a new time-based id.

@@ -12,4 +12,7 @@ import (
 // (PostgreSQL: EXPLAIN (FORMAT JSON), never ANALYZE) and the statement.
 type Explainer interface {
 	ExplainStream(ctx context.Context, q *storage.StreamQuery) (plan json.RawMessage, sql string, err error)
+	// IndexDDL is the statement that would build ix (what the
+	// composite-index extension runs for it).
+	IndexDDL(ix *storage.StreamIndex) (string, error)
 }

@@ -143,6 +143,26 @@ func (s *Service) CreateIndex(ctx context.Context, tenant string, spec *IndexSpe
 	if err != nil {
 		return nil, err
 	}
+	ix, err := s.indexOf(ctx, tenant, key, spec)
+	if err != nil {
+		return nil, err
+	}
+	if ix.ID, err = uuid.NewUUID(); err != nil {
+		return nil, err
+	}
+	if err := s.indexes.CreateStreamIndex(ctx, ix); err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return nil, apierr.New(apierr.Conflict, "an index named "+strconv.Quote(spec.Name)+" exists for this model",
+				apierr.P("name", spec.Name))
+		}
+		return nil, err
+	}
+	return ix, nil
+}
+
+// indexOf checks spec and resolves it into the index it describes over
+// model key (no id, not stored).
+func (s *Service) indexOf(ctx context.Context, tenant string, key storage.ModelKey, spec *IndexSpec) (*storage.StreamIndex, error) {
 	if spec.Name == "" || len(spec.Name) > 200 {
 		return nil, apierr.New(apierr.BadRequest, "index name must be 1–200 characters", apierr.P("field", "name"))
 	}
@@ -153,6 +173,7 @@ func (s *Service) CreateIndex(ctx context.Context, tenant string, spec *IndexSpe
 		return nil, apierr.New(apierr.BadRequest, "at most 8 non-range columns", apierr.P("field", "columns"))
 	}
 	ix := &storage.StreamIndex{Tenant: tenant, Model: key, Name: spec.Name, CreatedAt: s.now().UTC()}
+	var err error
 	if ix.RangePath, err = normPath(spec.RangeColumn); err != nil {
 		return nil, err
 	}
@@ -175,16 +196,6 @@ func (s *Service) CreateIndex(ctx context.Context, tenant string, spec *IndexSpe
 			return nil, badPath(c, "a date is a range field, not an equality field")
 		}
 		ix.EqPaths = append(ix.EqPaths, p)
-	}
-	if ix.ID, err = uuid.NewUUID(); err != nil {
-		return nil, err
-	}
-	if err := s.indexes.CreateStreamIndex(ctx, ix); err != nil {
-		if errors.Is(err, storage.ErrExists) {
-			return nil, apierr.New(apierr.Conflict, "an index named "+strconv.Quote(spec.Name)+" exists for this model",
-				apierr.P("name", spec.Name))
-		}
-		return nil, err
 	}
 	return ix, nil
 }

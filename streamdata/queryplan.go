@@ -3,6 +3,7 @@ package streamdata
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -322,6 +323,18 @@ func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]
 		return nil, err
 	}
 	out := map[string]any{"original": orig, "optimized": opt}
+	served, suggested, err := s.advise(ctx, tenant, pl.Model, pp, opt, cond, d)
+	if err != nil {
+		return nil, err
+	}
+	out["servedBy"] = served
+	out["suggestedIndexes"] = suggested
+	if s.explain == nil {
+		// The memory engine scans its snapshot: the plan nodes are all
+		// there is, no SQL and no EXPLAIN.
+		out["pgExplain"] = nil
+		out["explainNote"] = "no EXPLAIN on this engine (memory): the original and optimized plan nodes are the plan"
+	}
 	if s.explain != nil {
 		q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Limit: DefaultPage, Eq: pl.eq}
 		at := s.now()
@@ -335,6 +348,117 @@ func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]
 		out["indexesUsed"] = indexNames(plan)
 	}
 	return json.Marshal(out)
+}
+
+// servedBy names the index the optimized plan reads (svc extension).
+type servedBy struct {
+	IndexID   string `json:"indexId"`
+	IndexName string `json:"indexName"`
+	Persisted bool   `json:"persisted"`
+}
+
+// suggestion is an index that would serve the definition (svc
+// extension): the composite-index extension's body and, on PostgreSQL,
+// the statement it would run.
+type suggestion struct {
+	EntityClass string   `json:"entityClass"`
+	Name        string   `json:"name"`
+	RangeColumn string   `json:"rangeColPath"`
+	Columns     []string `json:"columns"`
+	DDL         string   `json:"ddl,omitempty"`
+}
+
+// advise reports the index serving opt and, when none serves every
+// equality of the condition (or none serves at all), the composite index
+// that would: the EQUALS fields of the AND-flattened condition as
+// equality columns and the range field (the definition's range condition,
+// else the condition's first ordering leaf, else creationDate, the UI's
+// default) as its range.
+func (s *Service) advise(ctx context.Context, tenant string, key storage.ModelKey, pp *planner, opt *pnode, cond *Node, d *Def) (*servedBy, []suggestion, error) {
+	var served *servedBy
+	var by *index
+	for i := range pp.ixs {
+		if ix := &pp.ixs[i]; opt.IndexID != "" && uuid.UUID(ix.id).String() == opt.IndexID {
+			by = ix
+			served = &servedBy{IndexID: opt.IndexID, IndexName: ix.name, Persisted: ix.persisted}
+		}
+	}
+	out := []suggestion{}
+	if opt.Type == "EMPTY" || opt.Type == "SINGLE" {
+		return served, out, nil
+	}
+	var raw []*Leaf
+	if !flatten(cond, &raw) {
+		// OR, NOT and array conditions: no index answers them as a whole.
+		return served, out, nil
+	}
+	rangeField := ""
+	if d.Range != nil && d.Range.Leaf != nil {
+		if l, err := pp.leaf(d.Range.Leaf); err == nil {
+			if f, err := normPath(l.field); err == nil {
+				rangeField = f
+			}
+		}
+	}
+	var eq []string
+	seen := map[string]bool{}
+	for _, l := range raw {
+		pl, err := pp.leaf(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := normPath(pl.field)
+		if err != nil || f == "id" {
+			continue // aliases, array paths and id are not index fields
+		}
+		switch {
+		case pl.op == "EQUALS" && f != "creationDate" && f != "lastUpdateTime":
+			if !seen[f] && len(eq) < 8 {
+				seen[f] = true
+				eq = append(eq, f)
+			}
+		case queryable[pl.op] && rangeField == "":
+			rangeField = f
+		}
+	}
+	if rangeField == "" {
+		rangeField = "creationDate"
+	}
+	if by != nil && by.rangePath == rangeField && len(by.eqPaths) == len(eq) {
+		return served, out, nil // the serving index already covers every equality
+	}
+	if len(eq) == 0 && by != nil {
+		return served, out, nil
+	}
+	if len(eq) == 0 && (rangeField == "creationDate" || rangeField == "state") {
+		return served, out, nil // a built-in index serves it
+	}
+	// A range field that is also an equality column is pinned: order by
+	// creationDate within it instead.
+	if seen[rangeField] {
+		rangeField = "creationDate"
+	}
+	name := "sd_" + strings.NewReplacer("$.", "", ".", "_").Replace(strings.Join(append(append([]string{}, eq...), rangeField), "_"))
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	sg := suggestion{EntityClass: key.Name + "." + strconv.Itoa(key.Version), Name: name, RangeColumn: rangeField, Columns: eq}
+	if sg.Columns == nil {
+		sg.Columns = []string{}
+	}
+	if s.explain != nil {
+		ix, err := s.indexOf(ctx, tenant, key, &IndexSpec{EntityClass: sg.EntityClass, Name: name, RangeColumn: rangeField, Columns: eq})
+		if err != nil {
+			return nil, nil, err
+		}
+		// The name the extension would give it is its id's; a fixed id
+		// from the suggestion keeps the advice stable between calls.
+		ix.ID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("svc:stream-index-advice:"+tenant+":"+sg.EntityClass+":"+name))
+		if sg.DDL, err = s.explain.IndexDDL(ix); err != nil {
+			return nil, nil, err
+		}
+	}
+	return served, append(out, sg), nil
 }
 
 // indexNames lists the "Index Name" members of an EXPLAIN (FORMAT JSON)

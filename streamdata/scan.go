@@ -17,6 +17,17 @@ type scanPager struct {
 	cache *snapCache
 }
 
+// NewScanPager is the pager of an engine without its own (the memory
+// engine): what New uses when Deps.Pager is nil.
+func NewScanPager(s storage.Searcher) storage.StreamPager {
+	return scanPager{s: s, cache: &snapCache{m: map[string]*snapshot{}, max: maxSnapshots}}
+}
+
+// fetchBatch is how many entities a page fetches from the snapshot at a
+// time: rows are rendered batch by batch, never a whole page of entities
+// held at once.
+const fetchBatch = 128
+
 func rangeValue(e *storage.Entity, k *storage.SortKey) storage.SortValue {
 	if k.Field == storage.SortData {
 		return storage.DataSortValue(e.Data, k)
@@ -129,14 +140,17 @@ func (p scanPager) StreamPage(ctx context.Context, q *storage.StreamQuery, fn fu
 	if q.Limit > 0 && start+q.Limit < end {
 		end = start + q.Limit
 	}
-	es, err := p.s.Fetch(ctx, q.Search.Tenant, s.ids[start:end], q.Search.At)
-	if err != nil {
-		return err
-	}
-	for i, e := range es {
-		// Fetch skips nothing here: every id was live at the instant.
-		if err := fn(e, storage.StreamMark{Value: s.vals[start+i], ID: e.ID}); err != nil {
+	for from := start; from < end; from += fetchBatch {
+		to := min(from+fetchBatch, end)
+		es, err := p.s.Fetch(ctx, q.Search.Tenant, s.ids[from:to], q.Search.At)
+		if err != nil {
 			return err
+		}
+		for i, e := range es {
+			// Fetch skips nothing here: every id was live at the instant.
+			if err := fn(e, storage.StreamMark{Value: s.vals[from+i], ID: e.ID}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

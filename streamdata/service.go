@@ -27,10 +27,11 @@ const (
 )
 
 // Deleter deletes entities one by one through the entity service's normal
-// delete path (revision tombstone, audit event, transaction); a failure
-// is reported per id. entity.Service implements it.
+// delete path (revision tombstone, audit event, transaction), attributed
+// to user of kind kind; a failure is reported per id. entity.Service
+// implements it.
 type Deleter interface {
-	DeleteEach(ctx context.Context, tenant, user string, ids [][16]byte) (removed int64, failed map[[16]byte]string)
+	DeleteEach(ctx context.Context, tenant, user, kind string, ids [][16]byte) (removed int64, failed map[[16]byte]string)
 }
 
 // Deps are what the service runs on. Pager is optional: without it pages
@@ -66,7 +67,7 @@ func New(d Deps) *Service {
 	s := &Service{configs: d.Configs, indexes: d.Indexes, models: d.Models, planner: d.Planner, pager: d.Pager,
 		deleter: d.Deleter, explain: d.Explain, now: d.Now, marks: newMarks(maxStreams)}
 	if s.pager == nil {
-		s.pager = scanPager{s: d.Searcher, cache: &snapCache{m: map[string]*snapshot{}, max: maxSnapshots}}
+		s.pager = NewScanPager(d.Searcher)
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -102,17 +103,43 @@ func parseRequest(body []byte) (*request, *Def, error) {
 	return &r, d, nil
 }
 
-// Page is the head of a StreamDataFetchResult.
-type Page struct {
-	PointTime int64
-	Offset    int
-	PageSize  int
-	Rows      int
+// RowWriter is where a page is rendered: the HTTP response's buffered
+// writer (Flush sends what is buffered to the socket) or a slice.
+type RowWriter interface {
+	Write(p []byte) (int, error)
+	Flush() error
 }
 
-// Get reads one page and renders the StreamDataFetchResult into dst. Rows
-// are rendered as the engine yields them (no page of entities is held).
-func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byte) ([]byte, error) {
+// flushEvery is how many rows a page renders between flushes after the
+// first (which goes out at once): the writer holds at most this many rows
+// (plus its own buffer) whatever the page length, and a client sees rows
+// while the engine still reads.
+const flushEvery = 64
+
+// PageStream is one prepared page of a StreamDataFetchResult: the request
+// parsed and compiled, its point in time chosen, nothing read yet. Write
+// reads and renders it.
+type PageStream struct {
+	s      *Service
+	p      *Plan
+	q      *storage.StreamQuery
+	k      markKey
+	start  int
+	offset int
+	length int
+	pt     int64
+}
+
+// PointTime is the page's point in time (epoch ms), chosen by the server
+// when the request had none.
+func (ps *PageStream) PointTime() int64 { return ps.pt }
+
+// Prepare parses and compiles a StreamDataRequest and pins its point in
+// time: every error a client can cause is reported here, before any byte
+// of the page is written. body is copied (the page may be written after
+// the caller's buffer is reused).
+func (s *Service) Prepare(ctx context.Context, tenant string, body []byte) (*PageStream, error) {
+	body = append([]byte(nil), body...)
 	r, d, err := parseRequest(body)
 	if err != nil {
 		return nil, err
@@ -154,34 +181,80 @@ func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byt
 	k := markKey{tenant: tenant, def: sha256.Sum256(append(bytes.TrimSpace(r.Def), []byte(strconv.Itoa(p.Model.Version))...)), at: pt}
 	q.After, q.Skip = s.marks.lookup(k, start)
 	q.Stream = string(k.def[:]) + tenant + "\x00" + strconv.FormatInt(pt, 10)
+	return &PageStream{s: s, p: p, q: q, k: k, start: start, offset: r.Offset, length: length, pt: pt}, nil
+}
 
-	b := append(dst, `{"pointTime":`...)
-	b = strconv.AppendInt(b, pt, 10)
+// Write reads the page and renders it to w row by row as the engine
+// yields them (PostgreSQL: from the cursor; memory: from the snapshot):
+// the head first, then the rows, flushed after the first and every
+// flushEvery rows, then lastRowIndexPosition. On an error the rows written
+// so far stay written and the object is left open: the caller ends it.
+func (ps *PageStream) Write(ctx context.Context, w RowWriter) error {
+	b := make([]byte, 0, 1024)
+	b = append(b, `{"pointTime":`...)
+	b = strconv.AppendInt(b, ps.pt, 10)
 	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(r.Offset), 10)
+	b = strconv.AppendInt(b, int64(ps.offset), 10)
 	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(length), 10)
+	b = strconv.AppendInt(b, int64(ps.length), 10)
 	b = append(b, `,"rows":[`...)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
 	n := 0
 	var last storage.StreamMark
-	err = s.pager.StreamPage(ctx, q, func(e *storage.Entity, m storage.StreamMark) error {
+	err := ps.s.pager.StreamPage(ctx, ps.q, func(e *storage.Entity, m storage.StreamMark) error {
+		b = b[:0]
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = p.appendRow(b, e)
+		b = ps.p.appendRow(b, e)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
 		n++
 		last = m
+		if n == 1 || n%flushEvery == 0 {
+			return w.Flush()
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if n > 0 {
-		s.marks.store(k, start+n, last)
+		ps.s.marks.store(ps.k, ps.start+n, last)
 	}
-	b = append(b, `],"lastRowIndexPosition":`...)
-	b = strconv.AppendInt(b, int64(start+n-1), 10)
-	return append(b, '}'), nil
+	b = append(b[:0], `],"lastRowIndexPosition":`...)
+	b = strconv.AppendInt(b, int64(ps.start+n-1), 10)
+	b = append(b, '}')
+	_, err = w.Write(b)
+	return err
+}
+
+// sliceWriter renders into a byte slice.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (*sliceWriter) Flush() error { return nil }
+
+// Get reads one page and renders the whole StreamDataFetchResult into dst
+// (for callers that want it in memory; HTTP streams with Prepare and
+// Write).
+func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byte) ([]byte, error) {
+	ps, err := s.Prepare(ctx, tenant, body)
+	if err != nil {
+		return nil, err
+	}
+	w := &sliceWriter{b: dst}
+	if err := ps.Write(ctx, w); err != nil {
+		return nil, err
+	}
+	return w.b, nil
 }
 
 // DeleteResult is a StreamDataDeleteResult.
@@ -239,7 +312,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, body []byte) (*Delete
 	}
 	res := &DeleteResult{Matched: int64(len(ids))}
 	if len(ids) > 0 {
-		res.Removed, res.Failed = s.deleter.DeleteEach(ctx, p.Tenant, p.User, ids)
+		res.Removed, res.Failed = s.deleter.DeleteEach(ctx, p.Tenant, p.UserID, p.Kind, ids)
 	}
 	return res, nil
 }

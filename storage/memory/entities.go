@@ -92,7 +92,7 @@ type rev struct {
 	state      string
 	transition string
 	user       string
-	attr       *storage.Attribution // shared by a transaction's revisions
+	attr       *storage.Attribution // shared by a transaction's revisions (a joined write's own)
 	txID       [16]byte
 	at         int64
 	change     uint8
@@ -278,7 +278,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		p := r.part
 		start := len(arena)
 		arena = append(arena, w.Data...)
-		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, attr: tx.Attribution, txID: tx.ID, at: at, change: chUpdated}
+		nr := rev{data: arena[start:len(arena):len(arena)], state: w.State, transition: w.Transition, user: tx.User, attr: tx.AttributionOf(w), txID: tx.ID, at: at, change: chUpdated}
 		switch {
 		case w.Delete:
 			nr.change, nr.data, nr.state = chDeleted, nil, r.revs[len(r.revs)-1].state

@@ -119,6 +119,10 @@ func (t *taskTable) applyTasks(tx *storage.Tx) {
 		}
 		nt := op.Task
 		nt.Tenant, nt.User, nt.ArmTx, nt.RedispatchAfter = tx.Tenant, tx.User, tx.ID, time.Time{}
+		nt.UserKind = ""
+		if tx.Attribution != nil {
+			nt.UserKind = tx.Attribution.UserKind
+		}
 		if nt.TimeoutMs != nil {
 			v := *nt.TimeoutMs
 			nt.TimeoutMs = &v

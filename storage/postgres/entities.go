@@ -116,7 +116,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			}
 		}
 		w := &tx.Writes[0]
-		uk, ei, ek := attribution(tx)
+		uk, ei, ek := attribution(tx, w)
 		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
 		if len(tx.Audit) > 0 {
 			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
@@ -187,9 +187,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		}
 	} else if len(creates) > 0 {
 		b := &pgx.Batch{}
-		uk, ei, ek := attribution(tx)
 		for _, i := range creates {
 			w := &tx.Writes[i]
+			uk, ei, ek := attribution(tx, w)
 			b.Queue(insertOne,
 				tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek)
 		}
@@ -202,9 +202,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	}
 	if len(updates) > 0 {
 		b := &pgx.Batch{}
-		uk, ei, ek := attribution(tx)
 		for _, i := range updates {
 			w := &tx.Writes[i]
+			uk, ei, ek := attribution(tx, w)
 			l := cur[w.ID]
 			change, state, doc := storage.ChangeUpdated, w.State, any(jsonDoc(w.Data))
 			var data []byte = w.Data
@@ -251,9 +251,9 @@ const insertOne = `WITH e AS (INSERT INTO entities (tenant, id, model_name, mode
 		user_kind, exec_id, exec_kind)
 	VALUES ($1, $2, 1, $3, $4, $5, 'CREATED', $6, $7, $10, $8, $8, $11, $12, $13, $14)`
 
-// attribution is tx's Attribution as nullable columns.
-func attribution(tx *storage.Tx) (userKind, execID, execKind *string) {
-	if a := tx.Attribution; a != nil {
+// attribution is w's revision attribution as nullable columns.
+func attribution(tx *storage.Tx, w *storage.Write) (userKind, execID, execKind *string) {
+	if a := tx.AttributionOf(w); a != nil {
 		return &a.UserKind, &a.ExecID, &a.ExecKind
 	}
 	return nil, nil, nil
@@ -276,13 +276,13 @@ func (s *Entities) copyCreates(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, 
 		return err
 	}
 	n = 0
-	uk, ei, ek := attribution(tx)
 	_, err = ptx.CopyFrom(ctx, pgx.Identifier{"entity_revisions"}, revisionCols, pgx.CopyFromFunc(func() ([]any, error) {
 		if n == len(creates) {
 			return nil, nil
 		}
 		w := &tx.Writes[creates[n]]
 		n++
+		uk, ei, ek := attribution(tx, w)
 		return []any{tx.Tenant, w.ID, int64(1), w.Model.Name, int32(w.Model.Version), w.State, storage.ChangeCreated, tx.ID, w.Transition, tx.User, now, now, w.Data,
 			uk, ei, ek}, nil
 	}))

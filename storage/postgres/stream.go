@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -264,4 +265,12 @@ func (s *Search) ExplainStream(ctx context.Context, q *storage.StreamQuery) (jso
 		return nil, "", fmt.Errorf("postgres: explain stream page: %w", err)
 	}
 	return plan, sql, nil
+}
+
+// IndexDDL is the CREATE INDEX the composite-index extension would run for
+// ix (streamdata.Explainer); the index name is derived from ix.ID.
+func (s *Search) IndexDDL(ix *storage.StreamIndex) (string, error) {
+	c := *ix
+	c.PgIndex = "sdix_" + hex.EncodeToString(ix.ID[:])
+	return indexDDL(&c)
 }

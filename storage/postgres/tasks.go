@@ -21,19 +21,23 @@ type Tasks struct{ db *DB }
 // Tasks returns the scheduled-task reader of db.
 func (db *DB) Tasks() *Tasks { return &Tasks{db} }
 
-const taskCols = `tenant, id, entity_id, source_state, transition, scheduled_ns, timeout_ms, redispatch_ns, user_id, arm_tx`
+const taskCols = `tenant, id, entity_id, source_state, transition, scheduled_ns, timeout_ms, redispatch_ns, user_id, arm_tx, user_kind`
 
 func scanTask(row pgx.Row) (*storage.ScheduledTask, error) {
 	var t storage.ScheduledTask
 	var sched int64
 	var redispatch *int64
-	if err := row.Scan(&t.Tenant, &t.ID, &t.EntityID, &t.SourceState, &t.Transition, &sched, &t.TimeoutMs, &redispatch, &t.User, &t.ArmTx); err != nil {
+	var kind *string
+	if err := row.Scan(&t.Tenant, &t.ID, &t.EntityID, &t.SourceState, &t.Transition, &sched, &t.TimeoutMs, &redispatch, &t.User, &t.ArmTx, &kind); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, storage.ErrNotFound
 		}
 		return nil, fmt.Errorf("postgres: reading scheduled task: %w", err)
 	}
 	t.ScheduledTime = time.Unix(0, sched).UTC()
+	if kind != nil {
+		t.UserKind = *kind
+	}
 	if redispatch != nil {
 		t.RedispatchAfter = time.Unix(0, *redispatch).UTC()
 	}
@@ -91,7 +95,7 @@ func (s *Tasks) ClaimDue(ctx context.Context, now, until time.Time, limit int) (
 			WHERE scheduled_ns <= $1 AND (redispatch_ns IS NULL OR redispatch_ns <= $1)
 			ORDER BY scheduled_ns LIMIT $3 FOR UPDATE SKIP LOCKED) d
 		WHERE t.tenant = d.tenant AND t.id = d.id
-		RETURNING t.tenant, t.id, t.entity_id, t.source_state, t.transition, t.scheduled_ns, t.timeout_ms, t.redispatch_ns, t.user_id, t.arm_tx`,
+		RETURNING t.tenant, t.id, t.entity_id, t.source_state, t.transition, t.scheduled_ns, t.timeout_ms, t.redispatch_ns, t.user_id, t.arm_tx, t.user_kind`,
 		now.UnixNano(), until.UnixNano(), limit)
 	if err != nil {
 		return nil, err
@@ -113,11 +117,11 @@ func writeTasks(ctx context.Context, ptx pgx.Tx, tx *storage.Tx) error {
 		t := &op.Task
 		switch {
 		case !op.Delete:
-			b.Queue(`INSERT INTO scheduled_tasks (`+taskCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9)
+			b.Queue(`INSERT INTO scheduled_tasks (`+taskCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9, $10)
 				ON CONFLICT (tenant, id) DO UPDATE SET entity_id = EXCLUDED.entity_id, source_state = EXCLUDED.source_state,
 				transition = EXCLUDED.transition, scheduled_ns = EXCLUDED.scheduled_ns, timeout_ms = EXCLUDED.timeout_ms,
-				redispatch_ns = NULL, user_id = EXCLUDED.user_id, arm_tx = EXCLUDED.arm_tx`,
-				tx.Tenant, t.ID, t.EntityID, t.SourceState, t.Transition, t.ScheduledTime.UnixNano(), t.TimeoutMs, tx.User, tx.ID)
+				redispatch_ns = NULL, user_id = EXCLUDED.user_id, arm_tx = EXCLUDED.arm_tx, user_kind = EXCLUDED.user_kind`,
+				tx.Tenant, t.ID, t.EntityID, t.SourceState, t.Transition, t.ScheduledTime.UnixNano(), t.TimeoutMs, tx.User, tx.ID, userKind(tx))
 		case op.IfArmTx == [16]byte{}:
 			b.Queue(`DELETE FROM scheduled_tasks WHERE tenant = $1 AND id = $2`, tx.Tenant, t.ID)
 		default:
@@ -140,6 +144,15 @@ func writeTasks(ctx context.Context, ptx pgx.Tx, tx *storage.Tx) error {
 		return fmt.Errorf("postgres: writing scheduled tasks: %w", err)
 	}
 	return nil
+}
+
+// userKind is the kind of tx's principal, which the tasks it arms keep
+// (NULL when tx records no attribution).
+func userKind(tx *storage.Tx) *string {
+	if tx.Attribution == nil {
+		return nil
+	}
+	return &tx.Attribution.UserKind
 }
 
 // upsertsOnly reports whether ops only arm tasks (a create's arming), which
@@ -196,11 +209,11 @@ func withTaskInsert(sql string, first int) (string, bool) {
 	}
 	i += len(createMarker)
 	cte := fmt.Sprintf(`, t AS (INSERT INTO scheduled_tasks (`+taskCols+`)
-	SELECT $1, x.id, x.eid, x.src, x.tr, x.sched, NULLIF(x.tmo, -1), NULL, $10, $6
+	SELECT $1, x.id, x.eid, x.src, x.tr, x.sched, NULLIF(x.tmo, -1), NULL, $10, $6, $12
 	FROM unnest($%d::text::text[], $%d::text::uuid[], $%d::text::text[], $%d::text::text[], $%d::text::bigint[], $%d::text::bigint[]) AS x(id, eid, src, tr, sched, tmo)
 	ON CONFLICT (tenant, id) DO UPDATE SET entity_id = EXCLUDED.entity_id, source_state = EXCLUDED.source_state,
 	transition = EXCLUDED.transition, scheduled_ns = EXCLUDED.scheduled_ns, timeout_ms = EXCLUDED.timeout_ms,
-	redispatch_ns = NULL, user_id = EXCLUDED.user_id, arm_tx = EXCLUDED.arm_tx)`, first, first+1, first+2, first+3, first+4, first+5)
+	redispatch_ns = NULL, user_id = EXCLUDED.user_id, arm_tx = EXCLUDED.arm_tx, user_kind = EXCLUDED.user_kind)`, first, first+1, first+2, first+3, first+4, first+5)
 	return sql[:i] + cte + sql[i:], true
 }
 
