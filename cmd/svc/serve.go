@@ -57,6 +57,14 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	// Membership: every part below that needs the other nodes gets its
+	// cluster.Directory / cluster.Bus from cl.
+	cl, err := startCluster(cfg, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: cluster: %v\n", err)
+		return 1
+	}
+	defer cl.Close()
 	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
 	searchSvc.Start()
 	defer func() {
@@ -90,13 +98,14 @@ func serve() int {
 	}
 	defer fed.close()
 	deps := fast.Deps{
-		Telemetry: tel,
-		Help:      help.Default().WithVersion(version),
-		Version:   version,
-		Log:       log,
-		Ready:     st.Ready,
-		Models:    st.Models,
-		Model:     modelSvc,
+		Telemetry:  tel,
+		Help:       help.Default().WithVersion(version),
+		Version:    version,
+		Log:        log,
+		Ready:      st.Ready,
+		Membership: cl.Report,
+		Models:     st.Models,
+		Model:      modelSvc,
 
 		Entities:  entitySvc,
 		Search:    searchSvc,
