@@ -67,6 +67,8 @@ type Gossip struct {
 	self Node
 	live map[string]Node // by memberlist name (= node id); self included
 	left bool
+	// sends are Publish's sends in flight; Close waits for them.
+	sends sync.WaitGroup
 }
 
 // JoinGossip starts memberlist on cfg.BindAddr and joins the cluster
@@ -238,29 +240,33 @@ func (g *Gossip) SetTags(tags map[string][]string) {
 }
 
 // Publish sends the message to every live node, this one included, each
-// over memberlist's reliable (TCP, encrypted) channel. It returns after
-// the sends; a peer that cannot be reached is logged, and its consumers'
-// safety nets cover the loss.
+// over memberlist's reliable (TCP, encrypted) channel. It does not wait
+// for the peers: a node that died but is not yet declared dead would hold
+// the caller (an API request) for a TCP timeout. A peer that cannot be
+// reached is logged, and its consumers' safety nets cover the loss.
 func (g *Gossip) Publish(topic string, payload []byte) error {
 	msg, err := frame(topic, payload)
 	if err != nil {
 		return err
 	}
 	g.subs.deliver(topic, slices.Clone(payload))
-	var wg sync.WaitGroup
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.left {
+		return nil
+	}
 	for _, n := range g.ml.Members() {
 		if n.Name == g.cfg.NodeID {
 			continue
 		}
-		wg.Add(1)
+		g.sends.Add(1)
 		go func(n *memberlist.Node) {
-			defer wg.Done()
+			defer g.sends.Done()
 			if err := g.ml.SendReliable(n, msg); err != nil {
 				g.log.Warn("cluster bus: send failed", "topic", topic, "node", n.Name, "error", err)
 			}
 		}(n)
 	}
-	wg.Wait()
 	return nil
 }
 
@@ -318,6 +324,7 @@ func (g *Gossip) Close() {
 	if already {
 		return
 	}
+	g.sends.Wait()
 	if err := g.ml.Leave(2 * time.Second); err != nil {
 		g.log.Debug("cluster: leave", "error", err)
 	}
