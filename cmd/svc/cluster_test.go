@@ -547,3 +547,56 @@ func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
 	a.must(t, "POST", "/oauth/oidc/providers/"+reg.ID+"/invalidate", "", "Authorization", admin)
 	waitStatus(c, 401)
 }
+
+// TestClusterScriptStartsNodes runs scripts/cluster.sh with two nodes on
+// the test database: both become ready and see each other, and SIGTERM to
+// the script stops them.
+func TestClusterScriptStartsNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of svc processes")
+	}
+	db := pgtest.New(t, "cluster_script")
+	bin := svcBinary(t)
+	base := 30000 + int(time.Now().UnixNano()%20000)
+	cmd := exec.Command("bash", "../../scripts/cluster.sh", "2")
+	cmd.Env = cleanEnv(t, "SVC_POSTGRES_URL="+db, "SVC_BIN="+bin, fmt.Sprintf("CLUSTER_BASE_PORT=%d", base),
+		"CLUSTER_DIR="+t.TempDir(), "SVC_LOG_LEVEL=warn")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("script output:\n%s", out.String())
+		}
+	}()
+	second := &clusterNode{id: "node-2", adminPort: base + 202}
+	second.waitLive(t, 2)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("script exit: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the script did not stop on SIGTERM")
+	}
+	if code, _ := second.readyz(); code != 0 {
+		t.Fatalf("node-2 still answers /readyz (%d) after the script stopped", code)
+	}
+	if !strings.Contains(out.String(), "cluster stopped") {
+		t.Fatalf("script output: %s", out.String())
+	}
+	done <- nil // the deferred stop finds the script gone
+}
