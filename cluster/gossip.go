@@ -69,7 +69,7 @@ type Gossip struct {
 	// sorted is Live's answer, rebuilt on every change (Live is read far
 	// more often than membership changes).
 	sorted []Node
-	left bool
+	left   bool
 	// sends are Publish's sends in flight; Close waits for them.
 	sends sync.WaitGroup
 }
