@@ -582,7 +582,9 @@ func TestClusterScriptStartsNodes(t *testing.T) {
 	}
 	db := pgtest.New(t, "cluster_script")
 	bin := svcBinary(t)
-	base := 30000 + int(time.Now().UnixNano()%20000)
+	// Below the kernel's ephemeral range (32768 up), where freePort and
+	// outgoing connections take their ports.
+	base := 20000 + int(time.Now().UnixNano()%12000)
 	cmd := exec.Command("bash", "../../scripts/cluster.sh", "2")
 	cmd.Env = cleanEnv(t, "SVC_POSTGRES_URL="+db, "SVC_BIN="+bin, fmt.Sprintf("CLUSTER_BASE_PORT=%d", base),
 		"CLUSTER_DIR="+t.TempDir(), "SVC_LOG_LEVEL=warn")
