@@ -159,8 +159,9 @@ func (g *Gossip) join(ctx context.Context) error {
 		}
 		wait := min(backoff, time.Until(deadline))
 		if wait <= 0 {
-			return fmt.Errorf("cannot join the cluster through SVC_SEED_NODES %s within SVC_STARTUP_TIMEOUT %s (is SVC_HMAC_SECRET the cluster's?): %v",
-				strings.Join(seeds, ","), g.cfg.StartupTimeout, err)
+			// memberlist's errors span lines; the exit message is one.
+			return fmt.Errorf("cannot join the cluster through SVC_SEED_NODES %s within SVC_STARTUP_TIMEOUT %s (is SVC_HMAC_SECRET the cluster's?): %s",
+				strings.Join(seeds, ","), g.cfg.StartupTimeout, strings.Join(strings.Fields(err.Error()), " "))
 		}
 		g.log.Debug("cluster join failed; retrying", "error", err, "in", wait)
 		select {
