@@ -218,3 +218,19 @@ func TestLocalDirectoryAndBus(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGossipWaitsForStabilityWindow: JoinGossip returns only after the
+// member count has held for the stability window (a lower bound only, so a
+// loaded machine cannot break it).
+func TestGossipWaitsForStabilityWindow(t *testing.T) {
+	start := time.Now()
+	g, err := JoinGossip(context.Background(), GossipConfig{NodeID: "w", BindAddr: freeAddr(t), HMACSecret: testSecret,
+		StartupTimeout: 30 * time.Second, StabilityWindow: 1500 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if el := time.Since(start); el < 1500*time.Millisecond {
+		t.Fatalf("JoinGossip returned after %s, inside the 1.5 s stability window", el)
+	}
+}

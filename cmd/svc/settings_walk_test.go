@@ -68,7 +68,7 @@ var settingEffects = map[string]string{
 	"SVC_MAX_ENTITIES_PER_REQUEST":      "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "",
 	"SVC_CLUSTER_ENABLED": "TestClusterLockOnOneNodeSeenByTheNextWriteOnAnother",
 	"SVC_NODE_ID":         "TestClusterSchedulersFireEachTaskOnce", "SVC_NODE_ADDR": "TestGossipMembershipBusAndTags",
-	"SVC_GRPC_NODE_ADDR": "", "SVC_GOSSIP_ADDR": "TestClusterWrongHMACSecretCannotJoin", "SVC_GOSSIP_STABILITY_WINDOW": "",
+	"SVC_GRPC_NODE_ADDR": "", "SVC_GOSSIP_ADDR": "TestClusterWrongHMACSecretCannotJoin", "SVC_GOSSIP_STABILITY_WINDOW": "TestGossipWaitsForStabilityWindow",
 	"SVC_SEED_NODES": "TestClusterScriptStartsNodes", "SVC_HMAC_SECRET": "TestClusterWrongHMACSecretCannotJoin",
 	"SVC_SCHEDULER_DISTRIBUTION": "TestClusterSchedulersFireEachTaskOnce", "SVC_SCHEDULER_COORDINATOR": "TestClusterSurvivesSIGKILL",
 	"SVC_OAUTH_MAX_FAILURES_PER_CLIENT": "TestClientAuthThrottle", "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS": "TestClientAuthThrottle",
