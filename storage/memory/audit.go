@@ -58,6 +58,9 @@ type memEvent struct {
 
 var kindNames = [...]string{storage.AuditEntityChange, storage.AuditStateMachine, storage.AuditSystem}
 
+// kindTrio codes the three-event trail of trioOf in one memEvent.
+const kindTrio = uint8(len(kindNames))
+
 func kindCode(k string) (uint8, bool) {
 	for i, n := range kindNames {
 		if n == k {
@@ -65,6 +68,29 @@ func kindCode(k string) (uint8, bool) {
 		}
 	}
 	return 0, false
+}
+
+// each calls fn with the events m holds (one, or a trio's three), most
+// recent first, until fn returns false; it reports whether fn always
+// returned true. fn gets one variable: it copies what it keeps.
+func (m *memEvent) each(id [16]byte, fn func(e *storage.AuditEvent) bool) bool {
+	if m.kind != kindTrio {
+		e := m.event(id)
+		return fn(&e)
+	}
+	e := storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq) + 2,
+		Kind: storage.AuditEntityChange, Type: m.typ, State: m.state}
+	if !fn(&e) {
+		return false
+	}
+	e = storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq) + 1,
+		Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: m.state, Details: trioFinishDetail, Data: trioFinishData}
+	if !fn(&e) {
+		return false
+	}
+	e = storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq),
+		Kind: storage.AuditStateMachine, Type: trioStart, State: m.state, Details: m.details}
+	return fn(&e)
 }
 
 func (m *memEvent) event(id [16]byte) storage.AuditEvent {
@@ -76,60 +102,83 @@ func (m *memEvent) event(id [16]byte) storage.AuditEvent {
 // runs with the partition locks of recs (tx's records, in write order)
 // held. The events of a transaction are converted into one block, and a
 // record's events of this transaction are a capped sub-slice of it: a
-// create costs no allocation per entity, a later append copies.
+// create costs no allocation per entity, a later append copies. The
+// entity service's own trail of a write without a workflow engine (start,
+// finish, change: see trioOf) takes one slot of the block instead of three.
 func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 	if len(tx.Audit) == 0 {
 		return
 	}
 	mt := &memTx{id: tx.ID, user: tx.User}
 	var alt *memTx
-	block := make([]memEvent, len(tx.Audit))
-	size := 0
-	for i := range tx.Audit {
-		size += len(tx.Audit[i].Data)
-	}
-	// The caller may reuse its buffers.
-	data := make([]byte, 0, size)
-	j := 0
+	slots, size := 0, 0
 	for i := 0; i < len(tx.Audit); {
-		id := tx.Audit[i].EntityID
-		k := i
-		for ; k < len(tx.Audit) && tx.Audit[k].EntityID == id; k++ {
-			e := &tx.Audit[k]
-			code, known := kindCode(e.Kind)
-			if !known {
-				// An unknown kind cannot be coded: keep the event whole.
-				c := *e
-				if c.TxID == ([16]byte{}) {
-					c.TxID = tx.ID
-				}
-				c.User, c.Seq = tx.User, tx.AuditSeq+k
-				if c.Time.IsZero() {
-					c.Time = time.Unix(0, at).UTC()
-				}
-				s.audit.add(tx.Tenant, c)
-				continue
-			}
-			owner := mt
-			if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
-				// A segmented run's events name the entry transaction.
-				if alt == nil || alt.id != e.TxID {
-					alt = &memTx{id: e.TxID, user: tx.User}
-				}
-				owner = alt
-			}
-			m := &block[k]
-			*m = memEvent{at: at, tx: owner, typ: e.Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + k), kind: code}
-			if !e.Time.IsZero() {
-				m.at = e.Time.UnixNano()
-			}
-			if e.Data != nil {
-				n := len(data)
-				data = append(data, e.Data...)
-				m.data = data[n:len(data):len(data)]
+		k := runEnd(tx.Audit, i)
+		if k-i == 3 && trioOf(tx, tx.Audit[i:k]) {
+			slots++
+		} else {
+			slots += k - i
+			for x := i; x < k; x++ {
+				size += len(tx.Audit[x].Data)
 			}
 		}
-		run := block[i:k:k]
+		i = k
+	}
+	block := make([]memEvent, slots)
+	// The caller may reuse its buffers.
+	var data []byte
+	if size > 0 {
+		data = make([]byte, 0, size)
+	}
+	j, b := 0, 0
+	for i := 0; i < len(tx.Audit); {
+		id := tx.Audit[i].EntityID
+		k := runEnd(tx.Audit, i)
+		b0 := b
+		if k-i == 3 && trioOf(tx, tx.Audit[i:k]) {
+			e := &tx.Audit[i]
+			block[b] = memEvent{at: at, tx: mt, typ: tx.Audit[i+2].Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + i), kind: kindTrio}
+			b++
+		} else {
+			for x := i; x < k; x++ {
+				e := &tx.Audit[x]
+				code, known := kindCode(e.Kind)
+				if !known {
+					// An unknown kind cannot be coded: keep the event whole.
+					c := *e
+					if c.TxID == ([16]byte{}) {
+						c.TxID = tx.ID
+					}
+					c.User, c.Seq = tx.User, tx.AuditSeq+x
+					if c.Time.IsZero() {
+						c.Time = time.Unix(0, at).UTC()
+					}
+					s.audit.add(tx.Tenant, c)
+					b++
+					continue
+				}
+				owner := mt
+				if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
+					// A segmented run's events name the entry transaction.
+					if alt == nil || alt.id != e.TxID {
+						alt = &memTx{id: e.TxID, user: tx.User}
+					}
+					owner = alt
+				}
+				m := &block[b]
+				b++
+				*m = memEvent{at: at, tx: owner, typ: e.Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + x), kind: code}
+				if !e.Time.IsZero() {
+					m.at = e.Time.UnixNano()
+				}
+				if e.Data != nil {
+					n := len(data)
+					data = append(data, e.Data...)
+					m.data = data[n:len(data):len(data)]
+				}
+			}
+		}
+		run := block[b0:b:b]
 		i = k
 		// Runs usually come in write order.
 		var r *rec
@@ -147,16 +196,18 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 				}
 			}
 		}
-		for x := range run {
-			if run[x].tx == nil {
-				// Kept whole above; nothing to add here.
-				continue
-			}
-			if r == nil {
-				s.audit.add(tx.Tenant, run[x].event(id))
-			}
-		}
 		if r == nil {
+			for x := range run {
+				if run[x].tx == nil {
+					continue // kept whole above
+				}
+				// each gives a trio newest first; the log keeps commit order.
+				var evs []storage.AuditEvent
+				run[x].each(id, func(e *storage.AuditEvent) bool { evs = append(evs, *e); return true })
+				for y := len(evs) - 1; y >= 0; y-- {
+					s.audit.add(tx.Tenant, evs[y])
+				}
+			}
 			continue
 		}
 		if r.audit == nil && !hasHoles(run) {
@@ -169,6 +220,44 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 			}
 		}
 	}
+}
+
+// runEnd is the end of the run of events about the entity of evs[i].
+func runEnd(evs []storage.AuditEvent, i int) int {
+	k := i + 1
+	for k < len(evs) && evs[k].EntityID == evs[i].EntityID {
+		k++
+	}
+	return k
+}
+
+// The fixed parts of the trail entity.withAudit writes for a write that
+// ran no workflow engine.
+const (
+	trioStart        = "STATE_MACHINE_START"
+	trioFinishDetail = "State machine finished"
+)
+
+var trioFinishData = []byte(`{"success":true}`)
+
+// trioOf says whether evs (one entity's events of tx) are exactly the
+// trail of a write without an engine: STATE_MACHINE_START (any details),
+// STATE_MACHINE_FINISH with details "State machine finished" and data
+// {"success":true}, then the EntityChange, all in one state, stamped with
+// the commit instant (no time of their own) and of tx itself. Such a trail
+// is kept as one kindTrio event (its START's details, the change's type)
+// and read back as the same three events (memEvent.each).
+func trioOf(tx *storage.Tx, evs []storage.AuditEvent) bool {
+	a, f, c := &evs[0], &evs[1], &evs[2]
+	for _, e := range evs {
+		if !e.Time.IsZero() || (e.TxID != ([16]byte{}) && e.TxID != tx.ID) {
+			return false
+		}
+	}
+	return a.Kind == storage.AuditStateMachine && a.Type == trioStart && a.Data == nil &&
+		f.Kind == storage.AuditStateMachine && f.Type == storage.AuditEventFinish && f.State == a.State &&
+		f.Details == trioFinishDetail && f.Data != nil && string(f.Data) == string(trioFinishData) &&
+		c.Kind == storage.AuditEntityChange && c.State == a.State && c.Details == "" && c.Data == nil
 }
 
 func hasHoles(run []memEvent) bool {
@@ -211,10 +300,8 @@ func newer(a, b *storage.AuditEvent) bool {
 func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent) bool) {
 	if r := a.s.lookup(tenant, id); r != nil {
 		r.part.mu.RLock()
-		var e storage.AuditEvent // one variable: fn copies what it keeps
 		for i := len(r.audit) - 1; i >= 0; i-- {
-			e = r.audit[i].event(id)
-			if !fn(&e) {
+			if !r.audit[i].each(id, fn) {
 				r.part.mu.RUnlock()
 				return
 			}
