@@ -32,6 +32,8 @@ type Entities struct {
 	audit auditLog
 	// tasks are the scheduled tasks Tx.Tasks arm and cancel (tasks.go).
 	tasks taskTable
+	// docBytes is the heap the stored documents take (gctune.go).
+	docBytes atomic.Int64
 }
 
 const shardCount = 64
@@ -81,6 +83,7 @@ type part struct {
 	// docBlock is the size of the last block, doubled up to maxDocBlock so
 	// that a small model does not hold a large one.
 	docBlock int
+	store    *Entities
 }
 
 const (
@@ -106,11 +109,13 @@ func (p *part) keep(d []byte) []byte {
 		return emptyDoc
 	}
 	if n > maxPackedDoc {
+		p.store.docBytes.Add(int64(n))
 		return append(make([]byte, 0, n), d...)
 	}
 	if cap(p.docs)-len(p.docs) < n {
 		p.docBlock = min(max(2*p.docBlock, minDocBlock), maxDocBlock)
 		p.docs = make([]byte, 0, max(p.docBlock, n))
+		p.store.docBytes.Add(int64(cap(p.docs)))
 	}
 	start := len(p.docs)
 	p.docs = append(p.docs, d...)
@@ -185,7 +190,7 @@ func (s *Entities) partFor(k partKey, create bool) *part {
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
 	if p = s.parts[k]; p == nil {
-		p = &part{key: k, live: map[[16]byte]*rec{}, states: map[string]int64{}}
+		p = &part{key: k, live: map[[16]byte]*rec{}, states: map[string]int64{}, store: s}
 		s.parts[k] = p
 	}
 	return p
