@@ -180,6 +180,9 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	var evs [][]storage.AuditEvent
 	// A chunk of one entity may segment (COMMIT_BEFORE_DISPATCH).
 	var seg *segment
+	if ow != nil && len(items) > 1 {
+		ow.cur.reserveView(len(items))
+	}
 	for i, it := range items {
 		if ids[i], err = newTimeID(); err != nil {
 			return Chunk{}, err

@@ -213,8 +213,16 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
-	recs := make([]*rec, len(tx.Writes))
-	var inserted []*rec
+	// Small transactions (a single create) keep their bookkeeping on the
+	// stack.
+	var recsBuf, insertedBuf [4]*rec
+	var partsBuf [4]*part
+	recs, inserted := recsBuf[:0], insertedBuf[:0]
+	if len(tx.Writes) > len(recsBuf) {
+		recs = make([]*rec, len(tx.Writes))
+	} else {
+		recs = recsBuf[:len(tx.Writes)]
+	}
 	undo := func() {
 		for _, r := range inserted {
 			sh := s.shard(r.id)
@@ -230,7 +238,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	// one block each: a collection of 1,000 allocates 2 blocks, not 2,000
 	// objects, and every record lives as long as the store anyway.
 	var (
-		parts    []*part
+		parts    = partsBuf[:0]
 		recBlock []rec
 		revBlock []rev
 	)
@@ -276,7 +284,13 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		undo()
 		return time.Time{}, err
 	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].key.less(parts[j].key) })
+	// Lock order (insertion sort: a transaction touches a few partitions,
+	// and sort.Slice would allocate).
+	for i := 1; i < len(parts); i++ {
+		for j := i; j > 0 && parts[j].key.less(parts[j-1].key); j-- {
+			parts[j], parts[j-1] = parts[j-1], parts[j]
+		}
+	}
 	for _, p := range parts {
 		p.mu.Lock()
 	}
