@@ -62,11 +62,15 @@ func (a partKey) less(b partKey) bool {
 type part struct {
 	key partKey
 	mu  sync.RWMutex
-	// all lists every entity ever created, for as-at reads, in commit
-	// order. A slice, not a map: it is only appended to and iterated, and
-	// a third hash insert per create was a cache miss on large models.
-	all    []*rec
-	live   map[[16]byte]*rec
+	// all lists every entity ever created, in commit order: as-at reads
+	// and current reads alike walk it (rec.live). A slice, not a map: it
+	// is only appended to and iterated. A map of the live records beside
+	// it cost every create a second hash insert (a cache miss on large
+	// models: 10% of the order-collection CPU profile) and ~40 bytes, and
+	// was slower to walk than the slice.
+	all []*rec
+	// nLive counts the records of all whose last revision is not a delete.
+	nLive  int
 	states map[string]int64
 	// sorted caches the live records in id order for paging; writers that
 	// change the live set clear it under the write lock, readers rebuild it
@@ -190,7 +194,7 @@ func (s *Entities) partFor(k partKey, create bool) *part {
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
 	if p = s.parts[k]; p == nil {
-		p = &part{key: k, live: map[[16]byte]*rec{}, states: map[string]int64{}, store: s}
+		p = &part{key: k, states: map[string]int64{}, store: s}
 		s.parts[k] = p
 	}
 	return p
@@ -363,13 +367,13 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		}
 		r.revs = append(r.revs, nr)
 		if w.Delete {
-			delete(p.live, r.id)
+			p.nLive--
 			p.sorted.Store(nil)
 		} else {
 			if len(r.revs) == 1 {
+				p.nLive++
 				p.sorted.Store(nil)
 			}
-			p.live[r.id] = r
 			p.states[nr.state]++
 		}
 	}
@@ -411,6 +415,13 @@ func (r *rec) entity(i int) *storage.Entity {
 		TxID: v.txID, Transition: v.transition, ChangeType: changeNames[v.change], User: v.user,
 		Deleted: v.change == chDeleted, Attribution: v.attr,
 	}
+}
+
+// live says whether r's last revision is not a delete (a record in p.all
+// has at least one revision); the caller holds its partition's lock.
+func (r *rec) live() bool {
+	n := len(r.revs)
+	return n > 0 && r.revs[n-1].change != chDeleted
 }
 
 // liveAt is the index of the revision live at ns, or -1.
@@ -489,11 +500,13 @@ func (p *part) snapshot(at *time.Time) ([]*rec, []int) {
 	var rs []*rec
 	var idx []int
 	if at == nil {
-		rs = make([]*rec, 0, len(p.live))
-		idx = make([]int, 0, len(p.live))
-		for _, r := range p.live {
-			rs = append(rs, r)
-			idx = append(idx, len(r.revs)-1)
+		rs = make([]*rec, 0, p.nLive)
+		idx = make([]int, 0, p.nLive)
+		for _, r := range p.all {
+			if r.live() {
+				rs = append(rs, r)
+				idx = append(idx, len(r.revs)-1)
+			}
 		}
 		return rs, idx
 	}
@@ -554,9 +567,11 @@ func (p *part) liveSorted() []*rec {
 	if c := p.sorted.Load(); c != nil {
 		return *c
 	}
-	rs := make([]*rec, 0, len(p.live))
-	for _, r := range p.live {
-		rs = append(rs, r)
+	rs := make([]*rec, 0, p.nLive)
+	for _, r := range p.all {
+		if r.live() {
+			rs = append(rs, r)
+		}
 	}
 	sort.Slice(rs, func(a, b int) bool { return bytes.Compare(rs[a].id[:], rs[b].id[:]) < 0 })
 	p.sorted.Store(&rs)
@@ -597,15 +612,18 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		return 0, time.Time{}, err
 	}
 	at := s.now()
-	n := int64(len(p.live))
+	n := int64(p.nLive)
 	dels := newDeleteEvents(txID, user, at)
-	for id, r := range p.live {
+	for _, r := range p.all {
+		if !r.live() {
+			continue
+		}
 		last := r.revs[len(r.revs)-1]
 		r.revs = append(r.revs, rev{state: last.state, user: user, txID: txID, at: at, change: chDeleted})
 		r.audit = append(r.audit, dels.event(last.state))
-		delete(p.live, id)
 		r.claims = nil
 	}
+	p.nLive = 0
 	p.claims = nil
 	clear(p.states)
 	p.sorted.Store(nil)
@@ -619,7 +637,7 @@ func (s *Entities) Count(_ context.Context, tenant string, model storage.ModelKe
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return int64(len(p.live)), nil
+	return int64(p.nLive), nil
 }
 
 func (s *Entities) CountByState(_ context.Context, tenant string, model storage.ModelKey, at *time.Time) ([]storage.StateCount, error) {

@@ -132,8 +132,10 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	p.mu.RLock()
 	n := 0
 	if q.At == nil {
-		for _, r := range p.live {
-			test(r, len(r.revs)-1)
+		for _, r := range p.all {
+			if r.live() {
+				test(r, len(r.revs)-1)
+			}
 			if n++; n&4095 == 0 && ctx.Err() != nil {
 				break
 			}
@@ -156,7 +158,7 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	for k, h := range hits {
 		out[k] = h.r.entity(h.i)
 	}
-	liveN := len(p.live)
+	liveN := p.nLive
 	docs := make([][]byte, len(misses))
 	for k, h := range misses {
 		docs[k] = h.r.revs[h.i].data
