@@ -21,10 +21,10 @@ func TestGCPercentFor(t *testing.T) {
 		{100, 0, 0, 100},            // nothing measured yet
 		{100, 1000, 0, 100},         // no documents: GOGC as given
 		{100, 1000, 700, 30},        // 30 % of the heap is not documents
-		{100, 1000, 990, 10},        // floor
-		{100, 1000, 5000, 10},       // documents counted above the live heap (blocks' tails)
+		{100, 1000, 990, 25},        // floor
+		{100, 1000, 5000, 25},       // documents written since the last cycle measured the heap
 		{200, 1000, 500, 100},       // an operator's base scales the same way
-		{5, 1000, 900, 5},           // a base at or below the floor is kept
+		{20, 1000, 900, 20},         // a base at or below the floor is kept
 		{100, 4 << 20, 1 << 20, 75}, // a small heap
 	} {
 		if got := gcPercentFor(c.base, c.live, c.docs); got != c.want {
