@@ -40,6 +40,9 @@ func (l *auditLog) add(tenant string, e storage.AuditEvent) {
 type memTx struct {
 	id   [16]byte
 	user string
+	// attr is the attribution of the transaction's revisions (nil for
+	// audit-only records).
+	attr *storage.Attribution
 }
 
 // memEvent is an audit event as a record keeps it: the entity is the
@@ -105,11 +108,10 @@ func (m *memEvent) event(id [16]byte) storage.AuditEvent {
 // create costs no allocation per entity, a later append copies. The
 // entity service's own trail of a write without a workflow engine (start,
 // finish, change: see trioOf) takes one slot of the block instead of three.
-func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
+func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64) {
 	if len(tx.Audit) == 0 {
 		return
 	}
-	mt := &memTx{id: tx.ID, user: tx.User}
 	var alt *memTx
 	slots, size := 0, 0
 	for i := 0; i < len(tx.Audit); {

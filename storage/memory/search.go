@@ -110,7 +110,7 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		} else {
 			m = predicate.Meta{
 				ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
-				TransactionID: uuidText(&txBuf, v.txID),
+				TransactionID: uuidText(&txBuf, v.tx.id),
 				CreationDate:  time.Unix(0, r.revs[0].at), LastUpdateTime: time.Unix(0, v.at),
 			}
 		}
