@@ -113,12 +113,16 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 		return
 	}
 	var alt *memTx
-	slots, size := 0, 0
+	// Size the block: an implicit trio takes no slot, a trio one.
+	slots, size, j := 0, 0, 0
 	for i := 0; i < len(tx.Audit); {
 		k := runEnd(tx.Audit, i)
-		if k-i == 3 && trioOf(tx, tx.Audit[i:k]) {
+		r := findRec(recs, &j, tx.Audit[i].EntityID)
+		switch {
+		case implicitTrio(tx, mt, r, tx.Audit[i:k]):
+		case k-i == 3 && trioOf(tx, tx.Audit[i:k]):
 			slots++
-		} else {
+		default:
 			slots += k - i
 			for x := i; x < k; x++ {
 				size += len(tx.Audit[x].Data)
@@ -132,12 +136,29 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 	if size > 0 {
 		data = make([]byte, 0, size)
 	}
-	j, b := 0, 0
+	j = 0
+	b := 0
 	for i := 0; i < len(tx.Audit); {
 		id := tx.Audit[i].EntityID
 		k := runEnd(tx.Audit, i)
+		r := findRec(recs, &j, id)
+		if implicitTrio(tx, mt, r, tx.Audit[i:k]) {
+			r.revs[0].trio = int32(tx.AuditSeq+i) + 1
+			i = k
+			continue
+		}
+		trio := k-i == 3 && trioOf(tx, tx.Audit[i:k])
+		need := k - i
+		if trio {
+			need = 1
+		}
+		if len(block)-b < need {
+			// Sized as implicit above, but an earlier run of this entity
+			// in the same transaction came first.
+			block, b = make([]memEvent, need), 0
+		}
 		b0 := b
-		if k-i == 3 && trioOf(tx, tx.Audit[i:k]) {
+		if trio {
 			e := &tx.Audit[i]
 			block[b] = memEvent{at: at, tx: mt, typ: tx.Audit[i+2].Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + i), kind: kindTrio}
 			b++
@@ -182,22 +203,6 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 		}
 		run := block[b0:b:b]
 		i = k
-		// Runs usually come in write order.
-		var r *rec
-		switch {
-		case j < len(recs) && recs[j].id == id:
-			r = recs[j]
-		case j+1 < len(recs) && recs[j+1].id == id:
-			j++
-			r = recs[j]
-		default:
-			for x := range recs {
-				if recs[x].id == id {
-					r, j = recs[x], x
-					break
-				}
-			}
-		}
 		if r == nil {
 			for x := range run {
 				if run[x].tx == nil {
@@ -222,6 +227,43 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 			}
 		}
 	}
+}
+
+// findRec is the record of recs (tx's records in write order) with id, or
+// nil; j is a cursor, since runs usually come in write order.
+func findRec(recs []*rec, j *int, id [16]byte) *rec {
+	switch {
+	case *j < len(recs) && recs[*j].id == id:
+		return recs[*j]
+	case *j+1 < len(recs) && recs[*j+1].id == id:
+		*j++
+		return recs[*j]
+	}
+	for x := range recs {
+		if recs[x].id == id {
+			*j = x
+			return recs[x]
+		}
+	}
+	return nil
+}
+
+// createStart is the details of the START event of a create's trail.
+const createStart = "State machine started"
+
+// implicitTrio says whether evs, the events of r in tx, are the no-engine
+// trail of r's create (trioOf, with the create's details and change
+// type, in the state the create wrote) and r has no other event yet.
+// Such a trail needs nothing but its Seq: the rest is the first
+// revision's (rev.trio; audits.events reads it back as the three events).
+// That is the common create, and it costs no event slot at all.
+func implicitTrio(tx *storage.Tx, mt *memTx, r *rec, evs []storage.AuditEvent) bool {
+	if r == nil || len(evs) != 3 || r.audit != nil || len(r.revs) != 1 {
+		return false
+	}
+	v := &r.revs[0]
+	return v.tx == mt && v.trio == 0 && v.change == chCreated && evs[0].Details == createStart &&
+		evs[2].Type == storage.AuditCreate && evs[0].State == v.state && trioOf(tx, evs)
 }
 
 // runEnd is the end of the run of events about the entity of evs[i].
@@ -304,6 +346,15 @@ func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent
 		r.part.mu.RLock()
 		for i := len(r.audit) - 1; i >= 0; i-- {
 			if !r.audit[i].each(id, fn) {
+				r.part.mu.RUnlock()
+				return
+			}
+		}
+		// The create's implicit trail is the record's oldest.
+		if len(r.revs) > 0 && r.revs[0].trio != 0 {
+			v := &r.revs[0]
+			m := memEvent{at: v.at, tx: v.tx, typ: storage.AuditCreate, state: v.state, details: createStart, seq: v.trio - 1, kind: kindTrio}
+			if !m.each(id, fn) {
 				r.part.mu.RUnlock()
 				return
 			}

@@ -117,3 +117,41 @@ func TestAuditTrioReadsBackWhole(t *testing.T) {
 		t.Fatalf("finished event %+v, %v", fin, err)
 	}
 }
+
+// Two create trails for one entity in one transaction: the first is kept
+// implicitly on the create's revision, the second needs a slot the block
+// was not sized for; both read back, newest first.
+func TestAuditTwoTrailsOneEntityOneTx(t *testing.T) {
+	s := NewEntities()
+	ctx := context.Background()
+	a, b := uuid.New(), uuid.New()
+	trail := func(id [16]byte) []storage.AuditEvent {
+		return []storage.AuditEvent{
+			{EntityID: id, Kind: storage.AuditStateMachine, Type: "STATE_MACHINE_START", State: "S", Details: "State machine started"},
+			{EntityID: id, Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: "S", Details: "State machine finished", Data: []byte(`{"success":true}`)},
+			{EntityID: id, Kind: storage.AuditEntityChange, Type: storage.AuditCreate, State: "S"},
+		}
+	}
+	evs := append(append(trail(a), trail(b)...), trail(a)...)
+	txID := uuid.New()
+	m := storage.ModelKey{Name: "m", Version: 1}
+	if _, err := s.Commit(ctx, &storage.Tx{Tenant: "t", ID: txID, User: "u", Audit: evs, Writes: []storage.Write{
+		{ID: a, Model: m, State: "S", Data: []byte(`{}`)}, {ID: b, Model: m, State: "S", Data: []byte(`{}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   [16]byte
+		seqs []int
+	}{{a, []int{8, 7, 6, 2, 1, 0}}, {b, []int{5, 4, 3}}} {
+		got, _, err := s.Audits().EntityAudit(ctx, "t", c.id, storage.AuditFilter{}, 0, 100)
+		if err != nil || len(got) != len(c.seqs) {
+			t.Fatalf("%d events, %v; want %d", len(got), err, len(c.seqs))
+		}
+		for i, e := range got {
+			want := []string{storage.AuditCreate, storage.AuditEventFinish, "STATE_MACHINE_START"}[i%3]
+			if e.Seq != c.seqs[i] || e.Type != want || e.TxID != txID || e.User != "u" || e.State != "S" {
+				t.Errorf("event %d: %+v, want seq %d type %s", i, e, c.seqs[i], want)
+			}
+		}
+	}
+}

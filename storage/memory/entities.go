@@ -149,6 +149,10 @@ type rev struct {
 	tx     *memTx
 	at     int64
 	change uint8
+	// trio is 1 + the Seq of the START event of the create's no-engine
+	// trail when that trail is implicit (audit.go, implicitTrio), else 0.
+	// It fits the padding after change: the revision stays 80 bytes.
+	trio int32
 }
 
 const (
