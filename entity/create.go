@@ -180,6 +180,9 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	var evs [][]storage.AuditEvent
 	// A chunk of one entity may segment (COMMIT_BEFORE_DISPATCH).
 	var seg *segment
+	if ow != nil && len(items) > 1 {
+		ow.cur.reserveView(len(items))
+	}
 	for i, it := range items {
 		if ids[i], err = newTimeID(); err != nil {
 			return Chunk{}, err
@@ -301,9 +304,22 @@ func splitArray(b []byte) [][]byte {
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				for i++; i < len(b) && b[i] != '"'; i++ {
-					if b[i] == '\\' {
-						i++
+				// Jump to the next quote (IndexByte is vectorised: most of
+				// an order document's bytes are string content); it closes
+				// the string unless an odd run of backslashes escapes it.
+				for i++; ; i++ {
+					q := bytes.IndexByte(b[i:], '"')
+					if q < 0 {
+						i = len(b)
+						break
+					}
+					i += q
+					bs := 0
+					for k := i - 1; b[k] == '\\'; k-- {
+						bs++
+					}
+					if bs%2 == 0 {
+						break
 					}
 				}
 			case '{', '[':

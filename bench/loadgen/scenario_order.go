@@ -81,6 +81,15 @@ func init() {
 		},
 		OK: func(s int) bool { return s == 200 },
 	}
+	scenarios["order-export"] = Scenario{
+		Describe: "GET {ctx}/model/export/SIMPLE_VIEW/orders/1 (the order model; run with -c 1 for the sequential latency)",
+		Setup:    orderSetup("orders", ""),
+		Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
+			req.SetRequestURI(base + "/model/export/SIMPLE_VIEW/orders/1")
+			req.Header.SetMethod("GET")
+		},
+		OK: func(s int) bool { return s == 200 },
+	}
 }
 
 func orderArray(b []byte, first, n int, doc func([]byte, int) []byte) []byte {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"time"
 
 	"svc/config"
 	"svc/storage"
@@ -107,7 +109,13 @@ func openStorage(cfg *config.Config) (*stores, error) {
 	case "memory":
 		ents := memory.NewEntities()
 		sqlStore := memory.NewSQLSchemas()
-		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: func() {},
+		// The collector's headroom follows the heap that is not stored
+		// documents (memory.TuneGC; issue 14); an operator's GOGC wins.
+		closeStore := func() {}
+		if os.Getenv("GOGC") == "" {
+			closeStore = ents.TuneGC(100, time.Second)
+		}
+		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: closeStore,
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages(),
 			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}

@@ -40,6 +40,9 @@ func (l *auditLog) add(tenant string, e storage.AuditEvent) {
 type memTx struct {
 	id   [16]byte
 	user string
+	// attr is the attribution of the transaction's revisions (nil for
+	// audit-only records).
+	attr *storage.Attribution
 }
 
 // memEvent is an audit event as a record keeps it: the entity is the
@@ -58,6 +61,9 @@ type memEvent struct {
 
 var kindNames = [...]string{storage.AuditEntityChange, storage.AuditStateMachine, storage.AuditSystem}
 
+// kindTrio codes the three-event trail of trioOf in one memEvent.
+const kindTrio = uint8(len(kindNames))
+
 func kindCode(k string) (uint8, bool) {
 	for i, n := range kindNames {
 		if n == k {
@@ -65,6 +71,29 @@ func kindCode(k string) (uint8, bool) {
 		}
 	}
 	return 0, false
+}
+
+// each calls fn with the events m holds (one, or a trio's three), most
+// recent first, until fn returns false; it reports whether fn always
+// returned true. fn gets one variable: it copies what it keeps.
+func (m *memEvent) each(id [16]byte, fn func(e *storage.AuditEvent) bool) bool {
+	if m.kind != kindTrio {
+		e := m.event(id)
+		return fn(&e)
+	}
+	e := storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq) + 2,
+		Kind: storage.AuditEntityChange, Type: m.typ, State: m.state}
+	if !fn(&e) {
+		return false
+	}
+	e = storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq) + 1,
+		Kind: storage.AuditStateMachine, Type: storage.AuditEventFinish, State: m.state, Details: trioFinishDetail, Data: trioFinishData}
+	if !fn(&e) {
+		return false
+	}
+	e = storage.AuditEvent{EntityID: id, TxID: m.tx.id, User: m.tx.user, Time: time.Unix(0, m.at).UTC(), Seq: int(m.seq),
+		Kind: storage.AuditStateMachine, Type: trioStart, State: m.state, Details: m.details}
+	return fn(&e)
 }
 
 func (m *memEvent) event(id [16]byte) storage.AuditEvent {
@@ -76,87 +105,116 @@ func (m *memEvent) event(id [16]byte) storage.AuditEvent {
 // runs with the partition locks of recs (tx's records, in write order)
 // held. The events of a transaction are converted into one block, and a
 // record's events of this transaction are a capped sub-slice of it: a
-// create costs no allocation per entity, a later append copies.
-func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
+// create costs no allocation per entity, a later append copies. The
+// entity service's own trail of a write without a workflow engine (start,
+// finish, change: see trioOf) takes one slot of the block instead of three.
+func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64) {
 	if len(tx.Audit) == 0 {
 		return
 	}
-	mt := &memTx{id: tx.ID, user: tx.User}
 	var alt *memTx
-	block := make([]memEvent, len(tx.Audit))
-	size := 0
-	for i := range tx.Audit {
-		size += len(tx.Audit[i].Data)
+	// Size the block: an implicit trio takes no slot, a trio one.
+	slots, size, j := 0, 0, 0
+	for i := 0; i < len(tx.Audit); {
+		k := runEnd(tx.Audit, i)
+		r := findRec(recs, &j, tx.Audit[i].EntityID)
+		switch {
+		case implicitTrio(tx, mt, r, tx.Audit[i:k]):
+		case k-i == 3 && trioOf(tx, tx.Audit[i:k]):
+			slots++
+		default:
+			slots += k - i
+			for x := i; x < k; x++ {
+				size += len(tx.Audit[x].Data)
+			}
+		}
+		i = k
 	}
+	block := make([]memEvent, slots)
 	// The caller may reuse its buffers.
-	data := make([]byte, 0, size)
-	j := 0
+	var data []byte
+	if size > 0 {
+		data = make([]byte, 0, size)
+	}
+	j = 0
+	b := 0
 	for i := 0; i < len(tx.Audit); {
 		id := tx.Audit[i].EntityID
-		k := i
-		for ; k < len(tx.Audit) && tx.Audit[k].EntityID == id; k++ {
-			e := &tx.Audit[k]
-			code, known := kindCode(e.Kind)
-			if !known {
-				// An unknown kind cannot be coded: keep the event whole.
-				c := *e
-				if c.TxID == ([16]byte{}) {
-					c.TxID = tx.ID
+		k := runEnd(tx.Audit, i)
+		r := findRec(recs, &j, id)
+		if implicitTrio(tx, mt, r, tx.Audit[i:k]) {
+			r.revs[0].trio = int32(tx.AuditSeq+i) + 1
+			i = k
+			continue
+		}
+		trio := k-i == 3 && trioOf(tx, tx.Audit[i:k])
+		need := k - i
+		if trio {
+			need = 1
+		}
+		if len(block)-b < need {
+			// Sized as implicit above, but an earlier run of this entity
+			// in the same transaction came first.
+			block, b = make([]memEvent, need), 0
+		}
+		b0 := b
+		if trio {
+			e := &tx.Audit[i]
+			block[b] = memEvent{at: at, tx: mt, typ: tx.Audit[i+2].Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + i), kind: kindTrio}
+			b++
+		} else {
+			for x := i; x < k; x++ {
+				e := &tx.Audit[x]
+				code, known := kindCode(e.Kind)
+				if !known {
+					// An unknown kind cannot be coded: keep the event whole.
+					c := *e
+					if c.TxID == ([16]byte{}) {
+						c.TxID = tx.ID
+					}
+					c.User, c.Seq = tx.User, tx.AuditSeq+x
+					if c.Time.IsZero() {
+						c.Time = time.Unix(0, at).UTC()
+					}
+					s.audit.add(tx.Tenant, c)
+					b++
+					continue
 				}
-				c.User, c.Seq = tx.User, tx.AuditSeq+k
-				if c.Time.IsZero() {
-					c.Time = time.Unix(0, at).UTC()
+				owner := mt
+				if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
+					// A segmented run's events name the entry transaction.
+					if alt == nil || alt.id != e.TxID {
+						alt = &memTx{id: e.TxID, user: tx.User}
+					}
+					owner = alt
 				}
-				s.audit.add(tx.Tenant, c)
-				continue
-			}
-			owner := mt
-			if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
-				// A segmented run's events name the entry transaction.
-				if alt == nil || alt.id != e.TxID {
-					alt = &memTx{id: e.TxID, user: tx.User}
+				m := &block[b]
+				b++
+				*m = memEvent{at: at, tx: owner, typ: e.Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + x), kind: code}
+				if !e.Time.IsZero() {
+					m.at = e.Time.UnixNano()
 				}
-				owner = alt
-			}
-			m := &block[k]
-			*m = memEvent{at: at, tx: owner, typ: e.Type, state: e.State, details: e.Details, seq: int32(tx.AuditSeq + k), kind: code}
-			if !e.Time.IsZero() {
-				m.at = e.Time.UnixNano()
-			}
-			if e.Data != nil {
-				n := len(data)
-				data = append(data, e.Data...)
-				m.data = data[n:len(data):len(data)]
+				if e.Data != nil {
+					n := len(data)
+					data = append(data, e.Data...)
+					m.data = data[n:len(data):len(data)]
+				}
 			}
 		}
-		run := block[i:k:k]
+		run := block[b0:b:b]
 		i = k
-		// Runs usually come in write order.
-		var r *rec
-		switch {
-		case j < len(recs) && recs[j].id == id:
-			r = recs[j]
-		case j+1 < len(recs) && recs[j+1].id == id:
-			j++
-			r = recs[j]
-		default:
-			for x := range recs {
-				if recs[x].id == id {
-					r, j = recs[x], x
-					break
+		if r == nil {
+			for x := range run {
+				if run[x].tx == nil {
+					continue // kept whole above
+				}
+				// each gives a trio newest first; the log keeps commit order.
+				var evs []storage.AuditEvent
+				run[x].each(id, func(e *storage.AuditEvent) bool { evs = append(evs, *e); return true })
+				for y := len(evs) - 1; y >= 0; y-- {
+					s.audit.add(tx.Tenant, evs[y])
 				}
 			}
-		}
-		for x := range run {
-			if run[x].tx == nil {
-				// Kept whole above; nothing to add here.
-				continue
-			}
-			if r == nil {
-				s.audit.add(tx.Tenant, run[x].event(id))
-			}
-		}
-		if r == nil {
 			continue
 		}
 		if r.audit == nil && !hasHoles(run) {
@@ -169,6 +227,81 @@ func (s *Entities) appendAudit(tx *storage.Tx, recs []*rec, at int64) {
 			}
 		}
 	}
+}
+
+// findRec is the record of recs (tx's records in write order) with id, or
+// nil; j is a cursor, since runs usually come in write order.
+func findRec(recs []*rec, j *int, id [16]byte) *rec {
+	switch {
+	case *j < len(recs) && recs[*j].id == id:
+		return recs[*j]
+	case *j+1 < len(recs) && recs[*j+1].id == id:
+		*j++
+		return recs[*j]
+	}
+	for x := range recs {
+		if recs[x].id == id {
+			*j = x
+			return recs[x]
+		}
+	}
+	return nil
+}
+
+// createStart is the details of the START event of a create's trail.
+const createStart = "State machine started"
+
+// implicitTrio says whether evs, the events of r in tx, are the no-engine
+// trail of r's create (trioOf, with the create's details and change
+// type, in the state the create wrote) and r has no other event yet.
+// Such a trail needs nothing but its Seq: the rest is the first
+// revision's (rev.trio; audits.events reads it back as the three events).
+// That is the common create, and it costs no event slot at all.
+func implicitTrio(tx *storage.Tx, mt *memTx, r *rec, evs []storage.AuditEvent) bool {
+	if r == nil || len(evs) != 3 || r.audit != nil || len(r.revs) != 1 {
+		return false
+	}
+	v := &r.revs[0]
+	return v.tx == mt && v.trio == 0 && v.change == chCreated && evs[0].Details == createStart &&
+		evs[2].Type == storage.AuditCreate && evs[0].State == v.state && trioOf(tx, evs)
+}
+
+// runEnd is the end of the run of events about the entity of evs[i].
+func runEnd(evs []storage.AuditEvent, i int) int {
+	k := i + 1
+	for k < len(evs) && evs[k].EntityID == evs[i].EntityID {
+		k++
+	}
+	return k
+}
+
+// The fixed parts of the trail entity.withAudit writes for a write that
+// ran no workflow engine.
+const (
+	trioStart        = "STATE_MACHINE_START"
+	trioFinishDetail = "State machine finished"
+)
+
+var trioFinishData = []byte(`{"success":true}`)
+
+// trioOf says whether evs (one entity's events of tx) are exactly the
+// trail of a write without an engine: STATE_MACHINE_START (any details),
+// STATE_MACHINE_FINISH with details "State machine finished" and data
+// {"success":true}, then the EntityChange, all in one state, stamped with
+// the commit instant (no time of their own) and of tx itself. Such a trail
+// is kept as one kindTrio event (its START's details, the change's type)
+// and read back as the same three events (memEvent.each).
+func trioOf(tx *storage.Tx, evs []storage.AuditEvent) bool {
+	a, f, c := &evs[0], &evs[1], &evs[2]
+	for _, e := range evs {
+		if !e.Time.IsZero() || (e.TxID != ([16]byte{}) && e.TxID != tx.ID) {
+			return false
+		}
+	}
+	return a.Kind == storage.AuditStateMachine && a.Type == trioStart && a.Data == nil &&
+		f.Kind == storage.AuditStateMachine && f.Type == storage.AuditEventFinish && f.State == a.State &&
+		f.Details == trioFinishDetail && f.Data != nil && string(f.Data) == string(trioFinishData) &&
+		c.Kind == storage.AuditEntityChange && c.State == a.State && c.Details == "" && c.Data == nil
 }
 
 func hasHoles(run []memEvent) bool {
@@ -211,10 +344,17 @@ func newer(a, b *storage.AuditEvent) bool {
 func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent) bool) {
 	if r := a.s.lookup(tenant, id); r != nil {
 		r.part.mu.RLock()
-		var e storage.AuditEvent // one variable: fn copies what it keeps
 		for i := len(r.audit) - 1; i >= 0; i-- {
-			e = r.audit[i].event(id)
-			if !fn(&e) {
+			if !r.audit[i].each(id, fn) {
+				r.part.mu.RUnlock()
+				return
+			}
+		}
+		// The create's implicit trail is the record's oldest.
+		if len(r.revs) > 0 && r.revs[0].trio != 0 {
+			v := &r.revs[0]
+			m := memEvent{at: v.at, tx: v.tx, typ: storage.AuditCreate, state: v.state, details: createStart, seq: v.trio - 1, kind: kindTrio}
+			if !m.each(id, fn) {
 				r.part.mu.RUnlock()
 				return
 			}

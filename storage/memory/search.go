@@ -110,7 +110,7 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		} else {
 			m = predicate.Meta{
 				ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
-				TransactionID: uuidText(&txBuf, v.txID),
+				TransactionID: uuidText(&txBuf, v.tx.id),
 				CreationDate:  time.Unix(0, r.revs[0].at), LastUpdateTime: time.Unix(0, v.at),
 			}
 		}
@@ -132,8 +132,10 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	p.mu.RLock()
 	n := 0
 	if q.At == nil {
-		for _, r := range p.live {
-			test(r, len(r.revs)-1)
+		for _, r := range p.all {
+			if r.live() {
+				test(r, len(r.revs)-1)
+			}
 			if n++; n&4095 == 0 && ctx.Err() != nil {
 				break
 			}
@@ -156,7 +158,7 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	for k, h := range hits {
 		out[k] = h.r.entity(h.i)
 	}
-	liveN := len(p.live)
+	liveN := p.nLive
 	docs := make([][]byte, len(misses))
 	for k, h := range misses {
 		docs[k] = h.r.revs[h.i].data
