@@ -22,6 +22,18 @@ func TestModelsContract(t *testing.T) {
 	})
 }
 
+// TestModelCacheOverPostgres: the model cache svc serves from keeps the
+// contract over this engine.
+func TestModelCacheOverPostgres(t *testing.T) {
+	db := openTest(t)
+	storagetest.Models(t, func(t *testing.T) storage.Models {
+		if _, err := db.pool.Exec(context.Background(), "TRUNCATE models"); err != nil {
+			t.Fatal(err)
+		}
+		return storage.NewModelCache(db.Models(), time.Minute)
+	})
+}
+
 func TestMigrateIsIdempotentAndSerialised(t *testing.T) {
 	db := openTest(t)
 	n, err := db.Migrate(context.Background())
