@@ -124,3 +124,22 @@ func TestBadURLDoesNotLeakIt(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestDocIndexPendingListIsSmall: the entity document GIN keeps the
+// smallest pending list (migration 0019), so no insert ever merges more
+// than 64 kB of pending entries (the create latency tail of issue 14).
+func TestDocIndexPendingListIsSmall(t *testing.T) {
+	db := openTest(t)
+	var opts []string
+	if err := db.pool.QueryRow(context.Background(),
+		`SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'entities_doc'`).Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range opts {
+		found = found || o == "gin_pending_list_limit=64"
+	}
+	if !found {
+		t.Fatalf("entities_doc options %v, want gin_pending_list_limit=64", opts)
+	}
+}

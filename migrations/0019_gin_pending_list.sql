@@ -1,0 +1,13 @@
+-- Create latency tail (issue 14). The GIN index on entity documents keeps
+-- new entries in a pending list (fastupdate), and whichever insert finds
+-- the list over gin_pending_list_limit merges all of it into the index
+-- before its own statement ends. At the default 4 MB that merge came every
+-- few seconds at 1,300 creates/s and held one request for 0.3–2.5 s
+-- (autovacuum would merge it too, but only when it happens to run).
+--
+-- Measured on the order workload (BENCHMARKS.md): with fastupdate off each
+-- insert pays for its ~40 entries at once, which cost PostgreSQL about a
+-- quarter more CPU per create; the smallest pending list (64 kB) keeps the
+-- batched merge, at no more CPU than 4 MB, and bounds each merge to a few
+-- milliseconds of work.
+ALTER INDEX entities_doc SET (gin_pending_list_limit = 64);
