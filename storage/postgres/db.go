@@ -34,6 +34,8 @@ type DB struct {
 	opt  Options
 	// sqlRoles pools connections made as SQL schema roles (POST /sql/query).
 	sqlRoles rolePoolSet
+	// creates merges concurrent single creates into shared transactions.
+	creates groupCommit
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -65,6 +67,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
 	db := &DB{pool: pool, opt: o}
+	db.creates.db = db
 	if o.AutoMigrate {
 		if _, err := db.Migrate(ctx); err != nil {
 			pool.Close()

@@ -80,6 +80,17 @@ type locked struct {
 }
 
 func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
+	if sql, args, now, ok := singleCreate(tx); ok {
+		for _, step := range []string{"locked", "created", "written"} {
+			if err := storage.Fault(ctx, step); err != nil {
+				return time.Time{}, err
+			}
+		}
+		if err := s.db.creates.commit(ctx, sql, args); err != nil {
+			return time.Time{}, mapErr(err)
+		}
+		return time.Unix(0, now).UTC(), nil
+	}
 	c, err := s.db.acquire(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -108,31 +119,6 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	}
 	now := time.Now().UnixNano()
 	keyed := storage.TouchesClaims(tx)
-	if len(creates) == 1 && len(updates) == 0 && upsertsOnly(tx.Tasks) && !keyed {
-		// One statement is atomic on its own: no BEGIN/COMMIT round trips.
-		for _, step := range []string{"locked", "created", "written"} {
-			if err := storage.Fault(ctx, step); err != nil {
-				return time.Time{}, err
-			}
-		}
-		w := &tx.Writes[0]
-		uk, ei, ek := attribution(tx)
-		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
-		if len(tx.Audit) > 0 {
-			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
-		}
-		if len(tx.Tasks) > 0 {
-			sql = insertOneArmed
-			if len(tx.Audit) > 0 {
-				sql = insertOneAuditedArmed
-			}
-			args = append(args, taskArgs(tx)...)
-		}
-		if _, err := c.Exec(ctx, sql, args...); err != nil {
-			return time.Time{}, fmt.Errorf("postgres: inserting entity: %w", err)
-		}
-		return time.Unix(0, now).UTC(), nil
-	}
 	ptx, err := c.Begin(ctx)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("postgres: begin: %w", err)
@@ -242,6 +228,32 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		return time.Time{}, fmt.Errorf("postgres: commit: %w", err)
 	}
 	return time.Unix(0, now).UTC(), nil
+}
+
+// singleCreate is tx as one statement when it creates one entity and
+// nothing else that needs a transaction of its own (no update, no task
+// removal, no unique key): the statement, its arguments and the commit
+// instant. Such creates go through group commit.
+func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
+	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete ||
+		!upsertsOnly(tx.Tasks) || storage.TouchesClaims(tx) {
+		return "", nil, 0, false
+	}
+	now = time.Now().UnixNano()
+	w := &tx.Writes[0]
+	uk, ei, ek := attribution(tx)
+	sql, args = insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
+	if len(tx.Audit) > 0 {
+		sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
+	}
+	if len(tx.Tasks) > 0 {
+		sql = insertOneArmed
+		if len(tx.Audit) > 0 {
+			sql = insertOneAuditedArmed
+		}
+		args = append(args, taskArgs(tx)...)
+	}
+	return sql, args, now, true
 }
 
 // insertOne creates one entity and its first revision in one statement.
