@@ -36,6 +36,8 @@ type DB struct {
 	sqlRoles rolePoolSet
 	// creates merges concurrent single creates into shared transactions.
 	creates groupCommit
+	// gin merges the document index's pending list off the request path.
+	gin ginCleaner
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -74,11 +76,13 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	db.gin.start(db)
 	return db, nil
 }
 
 // Close releases the pool.
 func (db *DB) Close() {
+	db.gin.close()
 	db.sqlRoles.closeAll()
 	db.pool.Close()
 }

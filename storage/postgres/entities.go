@@ -89,6 +89,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		if err := s.db.creates.commit(ctx, sql, args); err != nil {
 			return time.Time{}, mapErr(err)
 		}
+		s.db.gin.wrote()
 		return time.Unix(0, now).UTC(), nil
 	}
 	c, err := s.db.acquire(ctx)
@@ -100,6 +101,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	if err != nil {
 		return time.Time{}, mapErr(err)
 	}
+	s.db.gin.wrote()
 	return at, nil
 }
 
