@@ -132,13 +132,16 @@ var auditCols = []string{"tenant", "entity_id", "tx_id", "seq", "at_ns", "kind",
 func copyAudit(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, now int64) error {
 	i := 0
 	row := make([]any, len(auditCols))
+	// Values shared by every row are boxed once: each row's []any would
+	// otherwise allocate them again (three events per entity).
+	tenant, user, ownTx := any(tx.Tenant), any(tx.User), any(tx.ID)
 	_, err := ptx.CopyFrom(ctx, pgx.Identifier{"audit_events"}, auditCols, pgx.CopyFromFunc(func() ([]any, error) {
 		if i == len(tx.Audit) {
 			return nil, nil
 		}
 		e := &tx.Audit[i]
-		txID := tx.ID
-		if e.TxID != ([16]byte{}) {
+		txID := ownTx
+		if e.TxID != ([16]byte{}) && e.TxID != tx.ID {
 			txID = e.TxID
 		}
 		at := now
@@ -149,8 +152,8 @@ func copyAudit(ctx context.Context, ptx pgx.Tx, tx *storage.Tx, now int64) error
 		if len(e.Data) > 0 {
 			data = unsafeString(e.Data)
 		}
-		row[0], row[1], row[2], row[3], row[4] = tx.Tenant, e.EntityID, txID, int32(tx.AuditSeq+i), at
-		row[5], row[6], row[7], row[8], row[9], row[10] = e.Kind, e.Type, e.State, tx.User, e.Details, data
+		row[0], row[1], row[2], row[3], row[4] = tenant, e.EntityID, txID, int32(tx.AuditSeq+i), at
+		row[5], row[6], row[7], row[8], row[9], row[10] = e.Kind, e.Type, e.State, user, e.Details, data
 		i++
 		return row, nil
 	}))
