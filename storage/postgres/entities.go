@@ -86,7 +86,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 				return time.Time{}, err
 			}
 		}
-		if err := s.db.creates.commit(ctx, sql, args); err != nil {
+		if err := s.db.creates.commit(ctx, tx, now, sql, args); err != nil {
 			return time.Time{}, mapErr(err)
 		}
 		s.db.gin.wrote()

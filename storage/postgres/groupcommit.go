@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"svc/storage"
 )
 
 // Group commit of single creates (issue 14). A create of one entity is one
@@ -42,8 +44,9 @@ type groupCommit struct {
 	queue    []*groupEntry
 	flushers int
 	// batches and entries count committed-or-failed batches and the
-	// creates in them (tests and profiles read the mean batch size).
-	batches, entries atomic.Int64
+	// creates in them (tests and profiles read the mean batch size); many
+	// counts the batches written as one statement.
+	batches, entries, many atomic.Int64
 }
 
 const (
@@ -52,6 +55,10 @@ const (
 )
 
 type groupEntry struct {
+	// tx and now are the create (for the one-statement batch); sql and
+	// args its own statement.
+	tx   *storage.Tx
+	now  int64
 	sql  string
 	args []any
 	err  error
@@ -62,8 +69,8 @@ type groupEntry struct {
 
 // commit writes one single-create statement through a shared transaction
 // and returns once that transaction committed (or failed).
-func (g *groupCommit) commit(ctx context.Context, sql string, args []any) error {
-	e := &groupEntry{sql: sql, args: args, wake: make(chan bool, 1)}
+func (g *groupCommit) commit(ctx context.Context, tx *storage.Tx, now int64, sql string, args []any) error {
+	e := &groupEntry{tx: tx, now: now, sql: sql, args: args, wake: make(chan bool, 1)}
 	// A batch is written under the leader's context without its
 	// cancellation: the other creates in it are not the leader's to
 	// cancel. Statements are bounded by the statement timeout.
@@ -124,7 +131,18 @@ func (g *groupCommit) lead(ctx context.Context, own *groupEntry) {
 
 // write commits batch in one transaction, setting each entry's err.
 // A statement's own error drops that entry and the rest is written again.
+//
+// A batch goes first as one statement (insertMany); when that fails in
+// PostgreSQL, nothing was written and it goes statement by statement.
 func (g *groupCommit) write(ctx context.Context, batch []*groupEntry) {
+	if len(batch) > 1 {
+		if handled, err := g.tryMany(ctx, batch); handled {
+			for _, e := range batch {
+				e.err = err
+			}
+			return
+		}
+	}
 	for len(batch) > 0 {
 		failed, err := g.try(ctx, batch)
 		if failed < 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -36,13 +37,18 @@ func TestGroupCommitIsolatesAFailingCreate(t *testing.T) {
 		if i == 2 || i == 5 {
 			ids[i] = taken
 		}
-		sql, args, _, ok := singleCreate(singleCreateTx(t, ids[i], fmt.Sprintf(`{"n":%d}`, i+1)))
+		tx := singleCreateTx(t, ids[i], fmt.Sprintf(`{"n":%d}`, i+1))
+		sql, args, now, ok := singleCreate(tx)
 		if !ok {
 			t.Fatal("not a single create")
 		}
-		batch = append(batch, &groupEntry{sql: sql, args: args})
+		batch = append(batch, &groupEntry{tx: tx, now: now, sql: sql, args: args})
 	}
+	many := db.creates.many.Load()
 	db.creates.write(ctx, batch)
+	if db.creates.many.Load() != many {
+		t.Fatal("a batch holding a duplicate counted as written in one statement")
+	}
 	for i, e := range batch {
 		if i == 2 || i == 5 {
 			if !errors.Is(mapErr(e.err), storage.ErrExists) {
@@ -67,6 +73,81 @@ func TestGroupCommitIsolatesAFailingCreate(t *testing.T) {
 		if _, err := es.Commit(ctx, singleCreateTx(t, uuid.Must(uuid.NewRandom()), `{}`)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestGroupCommitOneStatementBatch: a batch without failures is written as
+// one statement, with the rows each create's own statement writes.
+func TestGroupCommitOneStatementBatch(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	es := db.Entities()
+	var batch []*groupEntry
+	var txs []*storage.Tx
+	for i := 0; i < 5; i++ {
+		tx := singleCreateTx(t, uuid.Must(uuid.NewRandom()), fmt.Sprintf(`{"n":%d,"q":"a\"b"}`, i))
+		tx.Tenant = fmt.Sprintf("gc%d", i%2)
+		tx.Attribution = &storage.Attribution{UserKind: "user", ExecID: fmt.Sprintf("x%d", i), ExecKind: "k"}
+		if i == 3 {
+			tx.Audit = append(tx.Audit, storage.AuditEvent{EntityID: tx.Writes[0].ID, Kind: "StateMachine", Type: "STATE_MACHINE_FINISH", Details: "d", TxID: uuid.Must(uuid.NewRandom()), Time: time.Unix(0, 42)})
+		}
+		tx.AuditSeq = i
+		sql, args, now, _ := singleCreate(tx)
+		batch = append(batch, &groupEntry{tx: tx, now: now, sql: sql, args: args})
+		txs = append(txs, tx)
+	}
+	many := db.creates.many.Load()
+	db.creates.write(ctx, batch)
+	if db.creates.many.Load() != many+1 {
+		t.Fatal("the batch was not written as one statement")
+	}
+	for i, e := range batch {
+		if e.err != nil {
+			t.Fatalf("create %d: %v", i, e.err)
+		}
+	}
+	// The same creates through their own statements, into a second
+	// database state, must give the same rows.
+	rows := func(q string, args ...any) [][]any {
+		r, err := db.pool.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var out [][]any
+		for r.Next() {
+			v, _ := r.Values()
+			out = append(out, v)
+		}
+		return out
+	}
+	const ent = `SELECT tenant, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc FROM entities WHERE id = $1`
+	const rev = `SELECT tenant, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data, user_kind, exec_id, exec_kind FROM entity_revisions WHERE id = $1`
+	const aud = `SELECT tenant, tx_id, seq, at_ns, kind, event_type, state, user_id, details, data FROM audit_events WHERE entity_id = $1 ORDER BY seq`
+	var first [][][]any
+	for _, tx := range txs {
+		id := tx.Writes[0].ID
+		first = append(first, rows(ent, id), rows(rev, id), rows(aud, id))
+		if _, err := db.pool.Exec(ctx, `DELETE FROM entities WHERE id = $1; `, id); err != nil {
+			t.Fatal(err)
+		}
+		db.pool.Exec(ctx, `DELETE FROM entity_revisions WHERE id = $1`, id)
+		db.pool.Exec(ctx, `DELETE FROM audit_events WHERE entity_id = $1`, id)
+	}
+	for i, e := range batch {
+		if _, err := db.pool.Exec(ctx, e.sql, e.args...); err != nil {
+			t.Fatalf("create %d alone: %v", i, err)
+		}
+	}
+	for i, tx := range txs {
+		id := tx.Writes[0].ID
+		again := [][][]any{rows(ent, id), rows(rev, id), rows(aud, id)}
+		if fmt.Sprint(again) != fmt.Sprint(first[3*i:3*i+3]) || len(again[0]) != 1 || len(again[2]) == 0 {
+			t.Fatalf("create %d:\none statement: %v\nits own:       %v", i, first[3*i:3*i+3], again)
+		}
+	}
+	if got, err := es.Get(ctx, "gc1", txs[1].Writes[0].ID); err != nil || string(got.Data) != string(txs[1].Writes[0].Data) {
+		t.Fatalf("get: %+v %v", got, err)
 	}
 }
 
