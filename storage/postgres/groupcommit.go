@@ -106,13 +106,31 @@ func (g *groupCommit) lead(ctx context.Context, own *groupEntry) {
 	g.queue = g.queue[:rest]
 	g.mu.Unlock()
 
+	defer func() {
+		// Nothing in write should panic; if something does, the waiters
+		// must not wait forever nor the slot leak: they get an error and
+		// the panic goes on up the leader's request.
+		if p := recover(); p != nil {
+			for _, e := range batch[1:] {
+				e.err = fmt.Errorf("postgres: create batch aborted: %v", p)
+				e.wake <- false
+			}
+			g.release()
+			panic(p)
+		}
+	}()
 	g.write(ctx, batch)
 	g.batches.Add(1)
 	g.entries.Add(int64(len(batch)))
 	for _, e := range batch[1:] {
 		e.wake <- false
 	}
+	g.release()
+}
 
+// release passes the leader's slot to the first queued create, or gives
+// it back.
+func (g *groupCommit) release() {
 	g.mu.Lock()
 	var next *groupEntry
 	if len(g.queue) > 0 {
