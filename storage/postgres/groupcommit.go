@@ -18,14 +18,17 @@ import (
 // record, a WAL flush (an fsync) and a round trip, which is most of what
 // PostgreSQL spends on it. Concurrent single creates therefore share
 // transactions: each joins a queue, and one of the waiting requests — the
-// leader — takes every queued create (up to groupMaxBatch), sends their
-// statements in one pipelined transaction and commits once. Every request
-// is answered only after the transaction holding its create committed, so
-// an acknowledged create is as durable as before.
+// leader — takes every queued create (up to groupMaxBatch) and writes them
+// in one transaction: as one statement over arrays (groupmulti.go), or, if
+// PostgreSQL rejects that, as their own statements pipelined between BEGIN
+// and COMMIT. Every request is answered only after the transaction holding
+// its create committed, so an acknowledged create is as durable as before.
 //
 // A create that fails inside a batch (a duplicate id, say) must not fail
-// the others: the batch is rolled back, that create answered with its
-// error, and the rest sent again without it. An error that names no
+// the others: the one-statement attempt wrote nothing; in the pipelined
+// transaction the failing statement is known, so the batch is rolled
+// back, that create answered with its error, and the rest sent again
+// without it. An error that names no
 // statement (the connection broke, the commit failed) fails the whole
 // batch, as it would have failed each create alone.
 //
