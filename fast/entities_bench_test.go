@@ -1,6 +1,8 @@
 package fast
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -32,7 +34,8 @@ func benchEntityServer(b *testing.B, engine string) *Server {
 	var es storage.Entities
 	if engine == "postgres" {
 		db := newEntityPostgres(b)
-		ms, es = db.Models(), db.Entities()
+		// Models cached as cmd/svc serves them.
+		ms, es = storage.NewModelCache(db.Models(), 5*time.Minute), db.Entities()
 	} else {
 		ms, es = memory.NewModels(), memory.NewEntities()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"svc/apierr"
 	"svc/infer"
@@ -18,7 +19,21 @@ import (
 // the documents widen it, the widened model is persisted (optimistic
 // revision, retried on storage.ErrConflict against the newer model) before
 // Admit returns nil; a rejected batch leaves the model untouched.
+//
+// Widening writes of one model are serialised within the process: the
+// documents are checked without the lock, and only a batch that widens
+// takes it, for its write and any retry. Without it, concurrent batches
+// that each widened the model (documents whose fields keep growing) kept
+// invalidating each other's revision, each retry re-checking the whole
+// batch, until one ran out of retries and answered 409 CONFLICT (issue
+// 14). With it a retry can only lose to another process.
 func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey, docs [][]byte) error {
+	var unlock func()
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
 	for attempt := 0; ; attempt++ {
 		m, err := s.get(ctx, tenant, key)
 		if err != nil {
@@ -51,6 +66,12 @@ func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey
 		if cur == base {
 			return nil
 		}
+		if unlock == nil {
+			// A widening written while this batch was checked makes the
+			// put below lose; the retry, under the lock, checks against
+			// the newer model.
+			unlock = s.lockWidening(tenant, key)
+		}
 		schema := cur.AppendSimpleView(nil)
 		if err := s.recheckKeys(m, schema, "the entity's schema change"); err != nil {
 			return err
@@ -65,6 +86,18 @@ func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey
 			return fmt.Errorf("widening model %s:%d: %w", key.Name, key.Version, err)
 		}
 	}
+}
+
+// lockWidening takes the widening lock of tenant's model key.
+func (s *Service) lockWidening(tenant string, key storage.ModelKey) func() {
+	ck := cacheKey{tenant, key}
+	v, ok := s.widening.Load(ck)
+	if !ok {
+		v, _ = s.widening.LoadOrStore(ck, &sync.Mutex{})
+	}
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // withModelKey adds entityName and entityVersion to infer's errors. The

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,9 +51,12 @@ type Service struct {
 	entities   atomic.Pointer[counterBox]
 	maxRetries int
 	cache      parsedCache
-	onChange   atomic.Pointer[changeBox] // ChangeFunc of cluster mode
-	lease      time.Duration             // SVC_MODEL_CACHE_LEASE
-	now        func() time.Time          // nil: time.Now
+	onChange atomic.Pointer[changeBox] // ChangeFunc of cluster mode
+	// widening serialises, per model, the writes of this process that
+	// widen a schema (cacheKey → *sync.Mutex); see Admit.
+	widening sync.Map
+	lease    time.Duration    // SVC_MODEL_CACHE_LEASE
+	now      func() time.Time // nil: time.Now
 	// limits bound every request document; storedLimits bound the stored
 	// schemas, which legitimately grow past one document's field count.
 	limits       infer.Limits

@@ -32,6 +32,9 @@ type Scenario struct {
 	Build func(req *fasthttp.Request, base string, worker int, seq uint64)
 	// OK says whether a status counts as success.
 	OK func(status int) bool
+	// PerRequest is how many entities one request carries (0 or 1: CPU
+	// is reported per request, more: per entity).
+	PerRequest int
 }
 
 var scenarios = map[string]Scenario{
@@ -62,6 +65,8 @@ func main() {
 		scenario = flag.String("scenario", "help", "scenario: "+strings.Join(names(), ", "))
 		token    = flag.String("token", "", "bearer token sent with every request")
 		remote   = flag.Bool("allow-remote", false, "allow a non-loopback target")
+		svcPID   = flag.Int("svc-pid", 0, "report this process's CPU per request (/proc/<pid>/stat)")
+		pgPID    = flag.Int("pg-pid", 0, "report the CPU of this postmaster and its children per request")
 	)
 	flag.Parse()
 	sc, ok := scenarios[*scenario]
@@ -76,13 +81,15 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token}, sc)
+	probe := &cpuProbe{svcPID: *svcPID, pgPID: *pgPID}
+	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token, CPU: probe}, sc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
 	}
 	fmt.Printf("scenario %s: %s\n", *scenario, sc.Describe)
 	fmt.Println(res)
+	fmt.Print(probe.report(res.Requests-res.Errors, sc.PerRequest, res.Elapsed.Seconds()))
 }
 
 func names() []string {
@@ -124,6 +131,9 @@ type Options struct {
 	Duration    time.Duration
 	MaxRequests uint64
 	Token       string
+	// CPU, when set, is sampled right before and after the load (after
+	// Setup).
+	CPU *cpuProbe
 }
 
 // Result summarises a run.
@@ -131,13 +141,14 @@ type Result struct {
 	Requests, Errors uint64
 	Elapsed          time.Duration
 	P50, P90, P99    time.Duration
+	Max              time.Duration
 	FirstError       string
 }
 
 func (r Result) String() string {
 	rps := float64(r.Requests) / r.Elapsed.Seconds()
-	s := fmt.Sprintf("requests %d in %s: %.0f req/s; latency p50 %s p90 %s p99 %s; errors %d",
-		r.Requests, r.Elapsed.Round(time.Millisecond), rps, r.P50, r.P90, r.P99, r.Errors)
+	s := fmt.Sprintf("requests %d in %s: %.0f req/s; latency p50 %s p90 %s p99 %s max %s; errors %d",
+		r.Requests, r.Elapsed.Round(time.Millisecond), rps, r.P50, r.P90, r.P99, r.Max, r.Errors)
 	if r.FirstError != "" {
 		s += " (first: " + r.FirstError + ")"
 	}
@@ -164,6 +175,9 @@ func Run(o Options, sc Scenario) (Result, error) {
 		wg         sync.WaitGroup
 		lat        = make([][]time.Duration, o.Concurrency)
 	)
+	if o.CPU != nil {
+		o.CPU.start()
+	}
 	start := time.Now()
 	for w := 0; w < o.Concurrency; w++ {
 		wg.Add(1)
@@ -203,6 +217,9 @@ func Run(o Options, sc Scenario) (Result, error) {
 		}(w)
 	}
 	wg.Wait()
+	if o.CPU != nil {
+		o.CPU.stop()
+	}
 	res := Result{Requests: sent.Load(), Errors: errs.Load(), Elapsed: time.Since(start)}
 	if s, ok := firstErr.Load().(string); ok {
 		res.FirstError = s
@@ -219,5 +236,8 @@ func Run(o Options, sc Scenario) (Result, error) {
 		return all[int(p*float64(len(all)-1))]
 	}
 	res.P50, res.P90, res.P99 = pct(0.50), pct(0.90), pct(0.99)
+	if len(all) > 0 {
+		res.Max = all[len(all)-1]
+	}
 	return res, nil
 }

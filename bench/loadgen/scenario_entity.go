@@ -55,6 +55,21 @@ func entityCall(c *fasthttp.Client, method, uri string, body []byte) (int, []byt
 	return resp.StatusCode(), append([]byte(nil), resp.Body()...), nil
 }
 
+// createOne creates one entity and returns its id.
+func createOne(c *fasthttp.Client, uri string, doc []byte) (string, error) {
+	st, body, err := entityCall(c, "POST", uri, doc)
+	if err != nil || st != 200 {
+		return "", fmt.Errorf("creating the entity to read: %d %s %v", st, body, err)
+	}
+	var res []struct {
+		EntityIDs []string `json:"entityIds"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || len(res) != 1 || len(res[0].EntityIDs) != 1 {
+		return "", fmt.Errorf("create answer %s", body)
+	}
+	return res[0].EntityIDs[0], nil
+}
+
 // getEntityURI is the entity the get scenario reads, created by its Setup.
 var getEntityURI string
 
@@ -87,7 +102,8 @@ func init() {
 			req.Header.SetContentType("application/json")
 			req.SetBody(collection)
 		},
-		OK: func(s int) bool { return s == 200 },
+		OK:         func(s int) bool { return s == 200 },
+		PerRequest: 1000,
 	}
 	scenarios["get"] = Scenario{
 		Describe: "GET {ctx}/entity/{id} (one ~1 KB entity, latest revision)",
@@ -95,18 +111,9 @@ func init() {
 			if err := entitySetup(c, base); err != nil {
 				return err
 			}
-			st, body, err := entityCall(c, "POST", base+entityModelPath, []byte(entityDoc(0, 0)))
-			if err != nil || st != 200 {
-				return fmt.Errorf("creating the entity to read: %d %s %v", st, body, err)
-			}
-			var res []struct {
-				EntityIDs []string `json:"entityIds"`
-			}
-			if err := json.Unmarshal(body, &res); err != nil || len(res) != 1 || len(res[0].EntityIDs) != 1 {
-				return fmt.Errorf("create answer %s", body)
-			}
-			getEntityURI = base + "/entity/" + res[0].EntityIDs[0]
-			return nil
+			id, err := createOne(c, base+entityModelPath, []byte(entityDoc(0, 0)))
+			getEntityURI = base + "/entity/" + id
+			return err
 		},
 		Build: func(req *fasthttp.Request, _ string, _ int, _ uint64) {
 			req.SetRequestURI(getEntityURI)

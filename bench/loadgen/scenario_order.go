@@ -68,7 +68,8 @@ func init() {
 			req.Header.SetContentType("application/json")
 			setBody(req, func(b []byte) []byte { return orderArray(b, docNumber(worker, seq, 1000), 1000, orderdoc.Append) })
 		},
-		OK: func(s int) bool { return s == 200 },
+		OK:         func(s int) bool { return s == 200 },
+		PerRequest: 1000,
 	}
 	scenarios["order-varied"] = Scenario{
 		Describe: "POST {ctx}/entity/JSON/varied/1?transactionWindow=100 (100 orders per request whose extra fields keep growing the model)",
@@ -78,6 +79,33 @@ func init() {
 			req.Header.SetMethod("POST")
 			req.Header.SetContentType("application/json")
 			setBody(req, func(b []byte) []byte { return orderArray(b, docNumber(worker, seq, 100), 100, orderdoc.AppendVaried) })
+		},
+		OK:         func(s int) bool { return s == 200 },
+		PerRequest: 100,
+	}
+	var orderURI string
+	scenarios["order-get"] = Scenario{
+		Describe: "GET {ctx}/entity/{id} (one ~1 KB order, latest revision)",
+		Setup: func(c *fasthttp.Client, base string) error {
+			if err := orderSetup("orders", "")(c, base); err != nil {
+				return err
+			}
+			id, err := createOne(c, base+"/entity/JSON/orders/1", orderdoc.Append(nil, 7))
+			orderURI = base + "/entity/" + id
+			return err
+		},
+		Build: func(req *fasthttp.Request, _ string, _ int, _ uint64) {
+			req.SetRequestURI(orderURI)
+			req.Header.SetMethod("GET")
+		},
+		OK: func(s int) bool { return s == 200 },
+	}
+	scenarios["model-list"] = Scenario{
+		Describe: "GET {ctx}/model/ (the tenant's models; setup makes orders/1)",
+		Setup:    orderSetup("orders", ""),
+		Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
+			req.SetRequestURI(base + "/model/")
+			req.Header.SetMethod("GET")
 		},
 		OK: func(s int) bool { return s == 200 },
 	}

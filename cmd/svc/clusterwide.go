@@ -27,8 +27,10 @@ type modelChange struct {
 // wireModelInvalidation broadcasts every model change this node makes and
 // drops the other nodes' decoded schema and compiled workflows of it. The
 // changing node has already updated its own copies, so it ignores its own
-// message.
-func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, log *slog.Logger) func() {
+// message. storeForget, when not nil, drops the tenant's cached model
+// records (storage.ModelCache on PostgreSQL) before the decoded copies go,
+// so the next read sees the other node's write, not the lease's.
+func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, storeForget func(tenant string), log *slog.Logger) func() {
 	self := cl.Self().ID
 	models.OnChange(func(tenant string, key storage.ModelKey) {
 		b, _ := json.Marshal(modelChange{Node: self, Tenant: tenant, Name: key.Name, Version: key.Version})
@@ -40,6 +42,9 @@ func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *work
 		var c modelChange
 		if err := json.Unmarshal(p, &c); err != nil || c.Node == self {
 			return
+		}
+		if storeForget != nil {
+			storeForget(c.Tenant)
 		}
 		models.Forget(c.Tenant, storage.ModelKey{Name: c.Name, Version: c.Version})
 		if sets != nil {
@@ -286,8 +291,12 @@ func (r revokedNotify) RevokeToken(ctx context.Context, t *storage.RevokedToken)
 // wireClusterWide subscribes this node to the other nodes' model and auth
 // changes and makes its own model changes known; the returned function
 // unsubscribes. jwt is nil in mock mode.
-func wireClusterWide(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, fed *federationServices, jwt *jwtMode, timeout time.Duration, log *slog.Logger) func() {
-	stopModels := wireModelInvalidation(cl, models, sets, log)
+func wireClusterWide(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, modelStore storage.Models, fed *federationServices, jwt *jwtMode, timeout time.Duration, log *slog.Logger) func() {
+	var storeForget func(string)
+	if c, ok := modelStore.(*storage.ModelCache); ok {
+		storeForget = c.Invalidate
+	}
+	stopModels := wireModelInvalidation(cl, models, sets, storeForget, log)
 	var r authRefreshers
 	if fed.Providers != nil {
 		r.providers = fed.Providers.Refresh

@@ -99,7 +99,7 @@ func TestModelChangesAnnounced(t *testing.T) {
 	cl := cluster.NewLocal(cluster.Node{ID: "n1"}, log)
 	defer cl.Close()
 	models := model.New(memory.NewModels(), nil)
-	stop := wireModelInvalidation(cl, models, nil, log)
+	stop := wireModelInvalidation(cl, models, nil, nil, log)
 	defer stop()
 	got := make(chan modelChange, 4)
 	cancel := cl.Subscribe(cluster.TopicModelInvalidate, func(p []byte) {

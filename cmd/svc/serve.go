@@ -137,7 +137,7 @@ func serve() int {
 		deps.Auth, deps.IAM = jwt.auth, jwt.deps
 		fed.onChange(jwt.cache.Purge)
 	}
-	defer wireClusterWide(cl, modelSvc, ew.Sets, fed, jwt, cfg.StartupTimeout, log)()
+	defer wireClusterWide(cl, modelSvc, ew.Sets, st.Models, fed, jwt, cfg.StartupTimeout, log)()
 	srv, err := fast.New(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

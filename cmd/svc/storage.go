@@ -84,11 +84,14 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		return &stores{
 			SQLSchemas: sqlStore,
 			SQLRunner:  sqlStore,
-			Models:     db.Models(),
-			Entities:   db.Entities(),
-			Audits:     db.Audits(),
-			Tasks:      db.Tasks(),
-			IAM:        iamStores,
+			// Models are served from process memory; this process's
+			// writes invalidate them, SVC_MODEL_CACHE_LEASE bounds what
+			// another node's write leaves stale (issue 14).
+			Models:   storage.NewModelCache(db.Models(), cfg.ModelCacheLease),
+			Entities: db.Entities(),
+			Audits:   db.Audits(),
+			Tasks:    db.Tasks(),
+			IAM:      iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
 			SearchJobs: db.SearchJobs(),
@@ -98,11 +101,11 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			StreamIndexes: db.StreamIndexes(),
 			StreamPager:   db.Search(cfg.PostgresSearchStatementTimeout),
 			StreamExplain: db.Search(cfg.PostgresSearchStatementTimeout),
-			Ready: func() bool {
+			Ready: newCachedReady(func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
 				defer cancel()
 				return db.Ping(ctx) == nil
-			},
+			}, readyTTL).Ready,
 			Pool:  db.PoolStats,
 			Close: db.Close,
 		}, nil

@@ -36,6 +36,10 @@ type DB struct {
 	sqlRoles rolePoolSet
 	// minConns is the pool's minimum, for PoolStats.
 	minConns int32
+	// creates merges concurrent single creates into shared transactions.
+	creates groupCommit
+	// gin merges the document index's pending list off the request path.
+	gin ginCleaner
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -71,17 +75,20 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
 	db := &DB{pool: pool, opt: o, minConns: pc.MinConns}
+	db.creates.db = db
 	if o.AutoMigrate {
 		if _, err := db.Migrate(ctx); err != nil {
 			pool.Close()
 			return nil, err
 		}
 	}
+	db.gin.start(db)
 	return db, nil
 }
 
 // Close releases the pool.
 func (db *DB) Close() {
+	db.gin.close()
 	db.sqlRoles.closeAll()
 	db.pool.Close()
 }

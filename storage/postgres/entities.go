@@ -80,6 +80,18 @@ type locked struct {
 }
 
 func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
+	if sql, args, now, ok := singleCreate(tx); ok {
+		for _, step := range []string{"locked", "created", "written"} {
+			if err := storage.Fault(ctx, step); err != nil {
+				return time.Time{}, err
+			}
+		}
+		if err := s.db.creates.commit(ctx, tx, now, sql, args); err != nil {
+			return time.Time{}, mapErr(err)
+		}
+		s.db.gin.wrote()
+		return time.Unix(0, now).UTC(), nil
+	}
 	c, err := s.db.acquire(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -89,6 +101,7 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	if err != nil {
 		return time.Time{}, mapErr(err)
 	}
+	s.db.gin.wrote()
 	return at, nil
 }
 
@@ -108,31 +121,6 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	}
 	now := time.Now().UnixNano()
 	keyed := storage.TouchesClaims(tx)
-	if len(creates) == 1 && len(updates) == 0 && upsertsOnly(tx.Tasks) && !keyed {
-		// One statement is atomic on its own: no BEGIN/COMMIT round trips.
-		for _, step := range []string{"locked", "created", "written"} {
-			if err := storage.Fault(ctx, step); err != nil {
-				return time.Time{}, err
-			}
-		}
-		w := &tx.Writes[0]
-		uk, ei, ek := attribution(tx, w)
-		sql, args := insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
-		if len(tx.Audit) > 0 {
-			sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
-		}
-		if len(tx.Tasks) > 0 {
-			sql = insertOneArmed
-			if len(tx.Audit) > 0 {
-				sql = insertOneAuditedArmed
-			}
-			args = append(args, taskArgs(tx)...)
-		}
-		if _, err := c.Exec(ctx, sql, args...); err != nil {
-			return time.Time{}, fmt.Errorf("postgres: inserting entity: %w", err)
-		}
-		return time.Unix(0, now).UTC(), nil
-	}
 	ptx, err := c.Begin(ctx)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("postgres: begin: %w", err)
@@ -244,6 +232,32 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	return time.Unix(0, now).UTC(), nil
 }
 
+// singleCreate is tx as one statement when it creates one entity and
+// nothing else that needs a transaction of its own (no update, no task
+// removal, no unique key): the statement, its arguments and the commit
+// instant. Such creates go through group commit.
+func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
+	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete ||
+		!upsertsOnly(tx.Tasks) || storage.TouchesClaims(tx) {
+		return "", nil, 0, false
+	}
+	now = time.Now().UnixNano()
+	w := &tx.Writes[0]
+	uk, ei, ek := attribution(tx, w)
+	sql, args = insertOne, []any{tx.Tenant, w.ID, w.Model.Name, w.Model.Version, w.State, tx.ID, w.Transition, now, jsonDoc(w.Data), tx.User, w.Data, uk, ei, ek}
+	if len(tx.Audit) > 0 {
+		sql, args = insertOneAudited, append(args, auditArgs(tx, now)...)
+	}
+	if len(tx.Tasks) > 0 {
+		sql = insertOneArmed
+		if len(tx.Audit) > 0 {
+			sql = insertOneAuditedArmed
+		}
+		args = append(args, taskArgs(tx)...)
+	}
+	return sql, args, now, true
+}
+
 // insertOne creates one entity and its first revision in one statement.
 const insertOne = `WITH e AS (INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc)
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $8, $9))
@@ -301,10 +315,18 @@ func (s *Entities) queryOne(ctx context.Context, sql string, args ...any) (*stor
 	return scanRevision(c.QueryRow(ctx, sql, args...), true)
 }
 
+// Get reads the entity's newest revision: one descent of the revisions'
+// primary key (id, version, tenant), read backwards, and one heap row. Every
+// entity version has its revision, written in the same transaction, so the
+// newest one is the entity; a DELETED one means it is gone. (Joining the
+// entity row cost a second index descent and heap fetch per read.)
 func (s *Entities) Get(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
-	return s.queryOne(ctx, `SELECT `+revSelect+` FROM entities e JOIN entity_revisions r
-		ON r.tenant = e.tenant AND r.id = e.id AND r.version = e.version
-		WHERE e.tenant = $1 AND e.id = $2 AND NOT e.deleted`, tenant, id)
+	e, err := s.queryOne(ctx, `SELECT `+revSelect+` FROM entity_revisions r
+		WHERE r.id = $2 AND r.tenant = $1 ORDER BY r.version DESC LIMIT 1`, tenant, id)
+	if err == nil && e.Deleted {
+		return nil, storage.ErrNotFound
+	}
+	return e, err
 }
 
 func (s *Entities) GetAt(ctx context.Context, tenant string, id [16]byte, at time.Time) (*storage.Entity, error) {

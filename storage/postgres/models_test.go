@@ -22,6 +22,18 @@ func TestModelsContract(t *testing.T) {
 	})
 }
 
+// TestModelCacheOverPostgres: the model cache svc serves from keeps the
+// contract over this engine.
+func TestModelCacheOverPostgres(t *testing.T) {
+	db := openTest(t)
+	storagetest.Models(t, func(t *testing.T) storage.Models {
+		if _, err := db.pool.Exec(context.Background(), "TRUNCATE models"); err != nil {
+			t.Fatal(err)
+		}
+		return storage.NewModelCache(db.Models(), time.Minute)
+	})
+}
+
 func TestMigrateIsIdempotentAndSerialised(t *testing.T) {
 	db := openTest(t)
 	n, err := db.Migrate(context.Background())
@@ -110,5 +122,24 @@ func TestBadURLDoesNotLeakIt(t *testing.T) {
 	_, err := Open(context.Background(), Options{URL: "postgres://user:hunter2@[bad"})
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestDocIndexPendingListIsBounded: the entity document GIN's pending
+// list is bounded at 1 MB (migration 0019), so an insert that has to merge
+// it never merges more (the create latency tail of issue 14).
+func TestDocIndexPendingListIsBounded(t *testing.T) {
+	db := openTest(t)
+	var opts []string
+	if err := db.pool.QueryRow(context.Background(),
+		`SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'entities_doc'`).Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range opts {
+		found = found || o == "gin_pending_list_limit=1024"
+	}
+	if !found {
+		t.Fatalf("entities_doc options %v, want gin_pending_list_limit=1024", opts)
 	}
 }

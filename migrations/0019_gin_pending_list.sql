@@ -1,0 +1,17 @@
+-- Create latency tail (issue 14). The GIN index on entity documents keeps
+-- new entries in a pending list (fastupdate) and merges them into the
+-- index in bulk, far cheaper per entry than inserting each one; but the
+-- merge falls on whichever insert finds the list over
+-- gin_pending_list_limit, and that request waits for all of it: at the
+-- default 4 MB, 0.3–2.5 s every few seconds at 1,300 creates/s (autovacuum
+-- merges it too, but only when it happens to run).
+--
+-- svc now merges the list itself off the request path shortly after each
+-- write (storage/postgres/gincleaner.go), so inserts only append to it.
+-- This limit is the fallback for when that cleaner cannot keep up or may
+-- not run (a role that does not own the index): a merge an insert still
+-- has to do is at most 1 MB. Measured alternatives (BENCHMARKS.md):
+-- fastupdate off costs each create ~25 % more PostgreSQL CPU; a 64 kB list
+-- costs collection ingest ~20 % more, since every 1,000-document COPY
+-- then merges inline.
+ALTER INDEX entities_doc SET (gin_pending_list_limit = 1024);
