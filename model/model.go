@@ -51,7 +51,7 @@ type Service struct {
 	entities   atomic.Pointer[counterBox]
 	maxRetries int
 	cache      parsedCache
-	onChange atomic.Pointer[changeBox] // ChangeFunc of cluster mode
+	onChange   atomic.Pointer[changeBox] // ChangeFunc of cluster mode
 	// widening serialises, per model, the writes of this process that
 	// widen a schema (cacheKey → *sync.Mutex); see Admit.
 	widening sync.Map
