@@ -78,6 +78,9 @@ type Deps struct {
 	StreamData *streamdata.Service
 	// Telemetry traces requests (SVC_OTEL_ENABLED); nil traces nothing.
 	Telemetry *telemetry.T
+	// Cluster is set in cluster mode only (internal routes, transaction
+	// routing); nil adds nothing to any request's path.
+	Cluster *ClusterDeps
 }
 
 // Server is the main API listener plus the admin listener.
@@ -162,8 +165,9 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
 	r.GET(cp+"/health", s.instrument("/health", s.health))
 	s.mountOAuthExtras(r, cp)
+	s.mountInternal(r)
 
-	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.withHelpFastPath(r.Handler))))
+	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(r.Handler)))))
 	return s, nil
 }
 
