@@ -371,7 +371,10 @@ func TestClusterDispatchErrors(t *testing.T) {
 	go func() { done <- b.call("T", "POST", "/entity/JSON/order/1", []byte(`{"n":1}`)) }()
 	time.Sleep(300 * time.Millisecond)
 	env.member(a, "T", member.Handlers{
-		Criteria: func(ctx context.Context, c *member.Call) (bool, string, error) { got <- struct{}{}; return true, "", nil },
+		Criteria: func(ctx context.Context, c *member.Call) (bool, string, error) {
+			got <- struct{}{}
+			return true, "", nil
+		},
 		Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
 			got <- struct{}{}
 			return nil, nil
