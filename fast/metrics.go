@@ -139,12 +139,7 @@ func (s *Server) adminHandler() fasthttp.RequestHandler {
 		case "/livez":
 			ctx.SetBodyString("ok")
 		case "/readyz":
-			if s.draining.Load() || (s.deps.Ready != nil && !s.deps.Ready()) {
-				ctx.SetStatusCode(503)
-				ctx.SetBodyString("not ready")
-				return
-			}
-			ctx.SetBodyString("ready")
+			s.readyz(ctx)
 		case "/metrics":
 			if s.cfg.MetricsBearer != "" &&
 				subtle.ConstantTimeCompare(ctx.Request.Header.Peek("Authorization"), bearer) != 1 {
@@ -170,4 +165,28 @@ func (s *Server) adminHandler() fasthttp.RequestHandler {
 			ctx.SetBodyString("not found")
 		}
 	}
+}
+
+// readyz answers 200 "ready" or 503 "not ready", then one line each on
+// the database and on cluster membership, so an operator sees which of
+// the two holds the node back.
+func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
+	dbOK := s.deps.Ready == nil || s.deps.Ready()
+	memberOK, member := true, "membership: single node"
+	if s.deps.Membership != nil {
+		memberOK, member = s.deps.Membership()
+	}
+	db := "database: reachable"
+	if !dbOK {
+		db = "database: unreachable"
+	}
+	status := "ready"
+	if s.draining.Load() || !dbOK || !memberOK {
+		ctx.SetStatusCode(503)
+		status = "not ready"
+		if s.draining.Load() {
+			status += " (draining)"
+		}
+	}
+	ctx.SetBodyString(status + "\n" + db + "\n" + member + "\n")
 }

@@ -276,7 +276,19 @@ func TestAdminListener(t *testing.T) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/readyz")
 	down.adminHandler()(&ctx)
-	if ctx.Response.StatusCode() != 503 || string(ctx.Response.Body()) != "not ready" {
+	if ctx.Response.StatusCode() != 503 || !strings.HasPrefix(string(ctx.Response.Body()), "not ready\ndatabase: unreachable\n") {
 		t.Errorf("readyz with storage down: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+
+	// Membership that is not healthy holds readiness back too, and says so.
+	gone, err := New(config.Defaults(), Deps{Ready: func() bool { return true },
+		Membership: func() (bool, string) { return false, "membership: left the cluster" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.Response.Reset()
+	gone.adminHandler()(&ctx)
+	if ctx.Response.StatusCode() != 503 || string(ctx.Response.Body()) != "not ready\ndatabase: reachable\nmembership: left the cluster\n" {
+		t.Errorf("readyz with membership down: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 }

@@ -54,6 +54,10 @@ type Deps struct {
 	Audit *audit.Service
 	// Ready reports whether storage is up, for /readyz.
 	Ready func() bool
+	// Membership reports cluster membership for /readyz: not ready when
+	// ok is false; detail is a line of the response body. Nil is a
+	// single node.
+	Membership func() (ok bool, detail string)
 	// Models stores entity models; nil leaves the model API at 501.
 	Models storage.Models
 	// Model is the model API (/model/…); nil leaves it at 501.

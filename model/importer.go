@@ -74,6 +74,7 @@ func (s *Service) Import(ctx context.Context, tenant string, key storage.ModelKe
 		err = s.store.PutModel(ctx, cur)
 		if err == nil {
 			s.remember(cur, merged)
+			s.changed(tenant, key)
 			return ID(key), nil
 		}
 		if !errors.Is(err, storage.ErrConflict) || attempt+1 >= s.maxRetries {

@@ -101,6 +101,7 @@ func (s *Service) Delete(ctx context.Context, tenant string, key storage.ModelKe
 		return nil, fmt.Errorf("deleting model %s:%d: %w", key.Name, key.Version, err)
 	}
 	s.cache.forget(tenant, key)
+	s.changed(tenant, key)
 	return result(key, true, fmt.Sprintf("model %s:%d deleted", key.Name, key.Version)), nil
 }
 

@@ -50,6 +50,7 @@ type Service struct {
 	entities   atomic.Pointer[counterBox]
 	maxRetries int
 	cache      parsedCache
+	onChange   atomic.Pointer[changeBox] // ChangeFunc of cluster mode
 	lease      time.Duration    // SVC_MODEL_CACHE_LEASE
 	now        func() time.Time // nil: time.Now
 	// limits bound every request document; storedLimits bound the stored
@@ -189,6 +190,7 @@ func (s *Service) update(ctx context.Context, tenant string, key storage.ModelKe
 			if bytes.Equal(schema, m.Schema) {
 				s.cache.advance(tenant, key, rev, m.Revision)
 			}
+			s.changed(tenant, key)
 			return m, nil
 		}
 		if !errors.Is(err, storage.ErrConflict) || attempt+1 >= s.maxRetries {

@@ -38,6 +38,17 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
+	// Coordinator reports whether this node scans now
+	// (SVC_SCHEDULER_COORDINATOR: the live node with the smallest id);
+	// nil means always, as on a single node.
+	Coordinator func() bool
+	// Handoff gives a claimed task to the node that fires it
+	// (SVC_SCHEDULER_DISTRIBUTION round-robin) and reports whether it
+	// did; false fires it here. The receiving node calls FireClaimed. A
+	// handoff that is lost leaves the claim to pass, and the task is
+	// claimed and handed off again after the redispatch backoff. Nil
+	// fires everything here.
+	Handoff func(t storage.ScheduledTask) bool
 }
 
 // Scheduler owns the scan goroutine and the fire goroutines it starts.
@@ -142,6 +153,9 @@ func (s *Scheduler) run(ctx context.Context) {
 // and starts a fire for each; it returns how many it claimed without
 // waiting for the fires (Wait does).
 func (s *Scheduler) Scan(ctx context.Context) (int, error) {
+	if s.o.Coordinator != nil && !s.o.Coordinator() {
+		return 0, nil
+	}
 	room := s.o.BatchSize - int(s.inflight.Load())
 	if room <= 0 {
 		return 0, nil
@@ -158,11 +172,29 @@ func (s *Scheduler) Scan(ctx context.Context) (int, error) {
 		fireCtx = context.Background()
 	}
 	for _, t := range claimed {
+		if s.o.Handoff != nil && s.o.Handoff(t) {
+			continue
+		}
 		s.fires.Add(1)
 		s.inflight.Add(1)
 		go s.fire(fireCtx, t)
 	}
 	return len(claimed), nil
+}
+
+// FireClaimed fires a task another node claimed and handed to this one.
+// The fire re-reads the task and its entity, so a stale or repeated
+// handoff changes nothing. It returns at once; a stopped scheduler drops
+// the task (its claim passes and the coordinator hands it off again).
+func (s *Scheduler) FireClaimed(t storage.ScheduledTask) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel == nil {
+		return
+	}
+	s.fires.Add(1)
+	s.inflight.Add(1)
+	go s.fire(s.fireCtx, t)
 }
 
 // Wait blocks until the fires started so far have finished.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,4 +254,79 @@ func (m *manyTasks) ClaimDue(_ context.Context, _, _ time.Time, limit int) ([]st
 		out[i] = storage.ScheduledTask{Tenant: "A", ID: "t"}
 	}
 	return out, nil
+}
+
+// countingFirer counts the fires that reach one node's scheduler.
+type countingFirer struct {
+	Firer
+	n atomic.Int64
+}
+
+func (c *countingFirer) FireTask(ctx context.Context, t storage.ScheduledTask, now time.Time, grace time.Duration) (entity.FireOutcome, error) {
+	c.n.Add(1)
+	return c.Firer.FireTask(ctx, t, now, grace)
+}
+
+// TestCoordinatorHandsOffRoundRobin: of three schedulers over one store
+// only the coordinator scans, it hands the claimed tasks round-robin to
+// all three (itself included), and every task fires exactly once.
+func TestCoordinatorHandsOffRoundRobin(t *testing.T) {
+	c := &counter{calls: map[string]int{}}
+	w := newWorld(t, "memory", c)
+	log := slog.New(slog.DiscardHandler)
+	var nodes [3]*Scheduler
+	var firers [3]*countingFirer
+	var next atomic.Int64
+	scans := [3]atomic.Int64{}
+	for i := range nodes {
+		firers[i] = &countingFirer{Firer: w.svc}
+		o := Options{ScanInterval: 10 * time.Millisecond, BatchSize: 5, RedispatchBackoff: 30 * time.Second, Log: log,
+			Coordinator: func() bool { scans[i].Add(1); return i == 0 },
+			Handoff: func(task storage.ScheduledTask) bool {
+				to := int(next.Add(1)) % len(nodes)
+				if to == i {
+					return false
+				}
+				nodes[to].FireClaimed(task)
+				return true
+			}}
+		nodes[i] = New(w.tasks, firers[i], o)
+	}
+	for _, n := range nodes {
+		n.Start()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for c.fired() < 40 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fired %d of 40", c.fired())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range nodes {
+		if err := n.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, n := range c.calls {
+		if n != 1 {
+			t.Fatalf("entity %s: processor called %d times", id, n)
+		}
+	}
+	for i, f := range firers {
+		if f.n.Load() == 0 {
+			t.Errorf("node %d fired nothing: the handoff is not round-robin", i)
+		}
+		if scans[i].Load() == 0 {
+			t.Errorf("node %d never asked whether it coordinates", i)
+		}
+	}
+	// A stopped scheduler drops a handoff instead of firing it.
+	before := firers[1].n.Load()
+	nodes[1].FireClaimed(storage.ScheduledTask{Tenant: "A", ID: "gone"})
+	nodes[1].Wait()
+	if firers[1].n.Load() != before {
+		t.Fatal("a stopped scheduler fired a handed-off task")
+	}
 }

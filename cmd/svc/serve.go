@@ -57,6 +57,15 @@ func serve() int {
 		return 1
 	}
 	defer st.Close()
+	// Membership: every part below that needs the other nodes gets its
+	// cluster.Directory / cluster.Bus from cl.
+	cl, err := startCluster(cfg, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: cluster: %v\n", err)
+		return 1
+	}
+	defer cl.Close()
+	st.IAM = announceIAM(st.IAM, cl, log)
 	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
 	searchSvc.Start()
 	defer func() {
@@ -78,9 +87,10 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
+	ew := entity.NewEngineWorkflow(engine)
 	entitySvc := entity.New(tel.Entities(st.Entities), st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
-		entity.WithWorkflow(entity.NewEngineWorkflow(engine)), entity.WithConditions(searchSvc),
+		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(txTokens))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
@@ -90,13 +100,14 @@ func serve() int {
 	}
 	defer fed.close()
 	deps := fast.Deps{
-		Telemetry: tel,
-		Help:      help.Default().WithVersion(version),
-		Version:   version,
-		Log:       log,
-		Ready:     st.Ready,
-		Models:    st.Models,
-		Model:     modelSvc,
+		Telemetry:  tel,
+		Help:       help.Default().WithVersion(version),
+		Version:    version,
+		Log:        log,
+		Ready:      st.Ready,
+		Membership: cl.Report,
+		Models:     st.Models,
+		Model:      modelSvc,
 
 		Entities:  entitySvc,
 		Search:    searchSvc,
@@ -125,6 +136,7 @@ func serve() int {
 		deps.Auth, deps.IAM = jwt.auth, jwt.deps
 		fed.onChange(jwt.cache.Purge)
 	}
+	defer wireClusterWide(cl, modelSvc, ew.Sets, fed, jwt, cfg.StartupTimeout, log)()
 	srv, err := fast.New(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
@@ -142,11 +154,15 @@ func serve() int {
 	// processors need the dispatcher above.
 	stopSched := func() {}
 	if cfg.SchedulerEnabled {
-		sched := scheduler.New(st.Tasks, entitySvc, scheduler.Options{ScanInterval: cfg.SchedulerScanInterval,
+		so := scheduler.Options{ScanInterval: cfg.SchedulerScanInterval,
 			BatchSize: cfg.SchedulerBatchSize, RedispatchBackoff: cfg.SchedulerRedispatchBackoff,
-			ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log})
+			ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log}
+		attach := clusterScheduler(cfg, cl, &so)
+		sched := scheduler.New(st.Tasks, entitySvc, so)
 		sched.Start()
+		detach := attach(sched)
 		stopSched = func() {
+			detach()
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := sched.Stop(sctx); err != nil {
