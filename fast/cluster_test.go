@@ -60,14 +60,14 @@ type clusterNode struct {
 }
 
 type clusterEnv struct {
-	t     *testing.T
+	t     testing.TB
 	mesh  *clustertest.Mesh
 	nodes map[string]*clusterNode
 }
 
 // newClusterEnv starts nodes ids on one PostgreSQL database; wait is
 // SVC_DISPATCH_WAIT_TIMEOUT.
-func newClusterEnv(t *testing.T, wait time.Duration, ids ...string) *clusterEnv {
+func newClusterEnv(t testing.TB, wait time.Duration, ids ...string) *clusterEnv {
 	t.Helper()
 	url := pgtest.New(t, "fastcluster")
 	env := &clusterEnv{t: t, mesh: clustertest.NewMesh(), nodes: map[string]*clusterNode{}}
