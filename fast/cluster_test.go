@@ -63,14 +63,20 @@ type clusterEnv struct {
 	t     testing.TB
 	mesh  *clustertest.Mesh
 	nodes map[string]*clusterNode
+	// proxyTimeout is SVC_PROXY_TIMEOUT of the nodes.
+	proxyTimeout time.Duration
 }
 
 // newClusterEnv starts nodes ids on one PostgreSQL database; wait is
 // SVC_DISPATCH_WAIT_TIMEOUT.
 func newClusterEnv(t testing.TB, wait time.Duration, ids ...string) *clusterEnv {
+	return newClusterEnvProxy(t, wait, 20*time.Second, ids...)
+}
+
+func newClusterEnvProxy(t testing.TB, wait, proxy time.Duration, ids ...string) *clusterEnv {
 	t.Helper()
 	url := pgtest.New(t, "fastcluster")
-	env := &clusterEnv{t: t, mesh: clustertest.NewMesh(), nodes: map[string]*clusterNode{}}
+	env := &clusterEnv{t: t, mesh: clustertest.NewMesh(), nodes: map[string]*clusterNode{}, proxyTimeout: proxy}
 	for _, id := range ids {
 		env.nodes[id] = env.start(id, url, wait)
 	}
@@ -97,7 +103,7 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txr := compute.NewTxRouter(compute.TxRouterConfig{Dir: view, Tokens: tokens, Timeout: 20 * time.Second, AllowLoopback: true})
+	txr := compute.NewTxRouter(compute.TxRouterConfig{Dir: view, Tokens: tokens, Timeout: e.proxyTimeout, AllowLoopback: true})
 	t.Cleanup(txr.Close)
 	csrv := compute.New(compute.Config{DispatchWaitTimeout: wait, ServerOptions: txr.ServerOptions()}, memberTokens{}, log)
 	pc := peer.NewClient(key, peer.ClientOptions{Timeout: 20 * time.Second, AllowLoopback: true})
@@ -123,7 +129,7 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 		t.Fatal(err)
 	}
 	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc, Audit: audit.New(as, es), Search: ssvc,
-		Cluster: &ClusterDeps{Dir: view, Tokens: tokens, Internal: mux, ProxyTimeout: 20 * time.Second, AllowLoopback: true}})
+		Cluster: &ClusterDeps{Dir: view, Tokens: tokens, Internal: mux, ProxyTimeout: e.proxyTimeout, AllowLoopback: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,5 +516,122 @@ func TestInternalRoutesOnlyInClusterMode(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Fatalf("internal route with clustering off: %d", resp.StatusCode)
+	}
+}
+
+// TestClusterSearchFunctionConditionForwarded: a direct search through
+// node B whose condition has a function leaf is decided by the member on
+// node A, one forwarded criteria call per candidate.
+func TestClusterSearchFunctionConditionForwarded(t *testing.T) {
+	env := newClusterEnv(t, 5*time.Second, "A", "B")
+	a, b := env.nodes["A"], env.nodes["B"]
+	b.lockedModel("T", "fn", 1, `{"n":1}`)
+	for n := 0; n < 6; n++ {
+		b.create("T", "fn", 1, fmt.Sprintf(`{"n":%d}`, n))
+	}
+	var calls atomic.Int32
+	env.member(a, "T", member.Handlers{Criteria: func(ctx context.Context, c *member.Call) (bool, string, error) {
+		calls.Add(1)
+		var doc struct {
+			N int `json:"n"`
+		}
+		_ = json.Unmarshal(c.Request.Payload.Data, &doc)
+		return doc.N%2 == 0, "", nil
+	}}, "calc")
+	cond := `{"type":"function","function":{"name":"even","config":{"calculationNodesTags":"calc","responseTimeoutMs":20000}}}`
+	r := b.call("T", "POST", "/search/direct/fn/1", []byte(cond)).ok(t)
+	if got := bytes.Count(r.body, []byte(`"meta"`)); got != 3 {
+		t.Fatalf("%d results, want the 3 even ones: %s", got, r.body)
+	}
+	if calls.Load() != 6 {
+		t.Fatalf("member decided %d candidates, want 6", calls.Load())
+	}
+}
+
+// TestClusterGRPCCollectionRoutedToOwner: a streaming gRPC CRUD call
+// (entitySearchCollection) carrying another node's tx-token is relayed
+// to the owner and its events come back in order.
+func TestClusterGRPCCollectionRoutedToOwner(t *testing.T) {
+	env := newClusterEnv(t, 5*time.Second, "A", "B", "C")
+	a, b, c := env.nodes["A"], env.nodes["B"], env.nodes["C"]
+	b.lockedModel("T", "order", 1, `{"n":1,"fail":false}`)
+	b.lockedModel("T", "side", 1, `{"k":"v"}`)
+	b.workflows("T", "order", 1, clusterWorkflow)
+	for i := 0; i < 3; i++ {
+		b.create("T", "side", 1, fmt.Sprintf(`{"k":"committed %d"}`, i))
+	}
+	found := make(chan int, 1)
+	env.member(a, "T", member.Handlers{
+		Criteria: func(ctx context.Context, call *member.Call) (bool, string, error) { return true, "", nil },
+		Processor: func(ctx context.Context, call *member.Call) (json.RawMessage, error) {
+			// An uncommitted side entity of the transaction, through C.
+			if st, body, err := c.httpCall("T", call.TxToken, "POST", "/entity/JSON/side/1", `{"k":"pending"}`); err != nil || st != 200 {
+				return nil, fmt.Errorf("callback: %d %s %v", st, body, err)
+			}
+			ev, err := wire.New("urn:test", wire.TypeEntityGetAllRequest, map[string]any{"model": map[string]any{"name": "side", "version": 1}, "pageSize": 100})
+			if err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(),
+				"authorization", "Bearer m2m-T", "tx-token", call.TxToken), 20*time.Second)
+			defer cancel()
+			st, err := c.rpc.EntitySearchCollection(ctx, ev)
+			if err != nil {
+				return nil, err
+			}
+			n := 0
+			for {
+				if _, err := st.Recv(); err != nil {
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					return nil, err
+				}
+				n++
+			}
+			found <- n
+			return nil, nil
+		}}, "far")
+	b.create("T", "order", 1, `{"n":1}`)
+	if n := recv(t, found); n != 4 {
+		t.Fatalf("the joined stream through C returned %d entities, want 3 committed + 1 pending", n)
+	}
+}
+
+// TestClusterProxyTimeout: an owner that does not answer within
+// SVC_PROXY_TIMEOUT gives 503 TRANSACTION_NODE_UNAVAILABLE.
+func TestClusterProxyTimeout(t *testing.T) {
+	env := newClusterEnvProxy(t, time.Second, 300*time.Millisecond, "A")
+	a := env.nodes["A"]
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hang.Close()
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			conn, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn // held open, never answered
+		}
+	}()
+	defer func() {
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	env.mesh.Put(cluster.Node{ID: "H", HTTPAddr: "http://" + hang.Addr().String()})
+	tok := txtoken.New(clusterSecret, "H", time.Minute).Sign("00000000-0000-0000-0000-000000000001")
+	p := a.call("T", "GET", "/entity/00000000-0000-0000-0000-000000000009", nil, "X-Tx-Token", tok).problem(t, 503, "TRANSACTION_NODE_UNAVAILABLE")
+	if p["nodeId"] != "H" {
+		t.Fatalf("properties %v", p)
 	}
 }
