@@ -112,7 +112,19 @@ func TestForwardPicksMatchingPeer(t *testing.T) {
 			t.Fatalf("%+v %v", res, err)
 		}
 	}
+	// Schedule functions and criteria take the same path.
+	fres, err := s.DispatchFunction(context.Background(), &workflow.FunctionCall{Function: "f", Call: call.Call})
+	if err != nil || !fres.Success {
+		t.Fatalf("function: %+v %v", fres, err)
+	}
+	cres, err := s.DispatchCriteria(context.Background(), &workflow.CriteriaCall{Criteria: "c", Call: call.Call})
+	if err != nil || !cres.Success {
+		t.Fatalf("criteria: %+v %v", cres, err)
+	}
 	mu.Lock()
+	if len(called) != 7 {
+		t.Fatalf("%d forwards, want 7", len(called))
+	}
 	for _, id := range called {
 		if id != "p-match" {
 			t.Fatalf("forwarded to %s", id)

@@ -99,9 +99,27 @@ func (tr *txRouter) proxy(ctx *fasthttp.RequestCtx, ownerID, base string) {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	ctx.Request.Header.CopyTo(&req.Header)
-	// A streamed body (the NDJSON create) is read here in full: the
-	// listener's SVC_HTTP_MAX_BODY_BYTES already bounds it.
-	req.SetBody(ctx.Request.Body())
+	if ctx.Request.IsBodyStream() {
+		// A streamed body (the NDJSON create, which wholeBody leaves as a
+		// stream) is read here in full, up to SVC_HTTP_MAX_BODY_BYTES.
+		buf := bodyBufs.Get()
+		defer bodyBufs.Put(buf)
+		limit := tr.s.maxBody()
+		n, err := readAtMost(ctx.RequestBodyStream(), buf, limit)
+		switch {
+		case err != nil:
+			ctx.SetConnectionClose()
+			tr.s.writeProblem(ctx, &Problem{Status: 400, Code: "BAD_REQUEST", Message: "failed to read the request body"})
+			return
+		case n > limit:
+			ctx.SetConnectionClose()
+			tr.s.writeProblem(ctx, tr.s.bodyTooLarge())
+			return
+		}
+		req.SetBody(buf.B)
+	} else {
+		req.SetBody(ctx.Request.Body())
+	}
 	req.SetRequestURI(strings.TrimRight(base, "/") + string(ctx.RequestURI()))
 	// Keep the client's Host header: the owner serves the same API.
 	req.UseHostHeader = true
