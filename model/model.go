@@ -51,8 +51,8 @@ type Service struct {
 	maxRetries int
 	cache      parsedCache
 	onChange   atomic.Pointer[changeBox] // ChangeFunc of cluster mode
-	lease      time.Duration    // SVC_MODEL_CACHE_LEASE
-	now        func() time.Time // nil: time.Now
+	lease      time.Duration             // SVC_MODEL_CACHE_LEASE
+	now        func() time.Time          // nil: time.Now
 	// limits bound every request document; storedLimits bound the stored
 	// schemas, which legitimately grow past one document's field count.
 	limits       infer.Limits

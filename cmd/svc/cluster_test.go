@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -13,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"svc/iam/federation/federationtest"
 	"svc/storage/pgtest"
 )
 
@@ -446,4 +455,148 @@ func TestClusterSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("acknowledged entity %s: %d %s", id, code, body)
 		}
 	}
+}
+
+// TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother: in jwt mode
+// with the auth reconcile loop at an hour, an OIDC provider registered on
+// node a makes its tokens verify on node c, and invalidating it on a makes c refuse
+// them (c had cached its verification): both through the cluster bus,
+// not the reconcile loop.
+func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of svc processes")
+	}
+	db := pgtest.New(t, "cluster_oidc")
+	signing, _ := rsa.GenerateKey(rand.Reader, 2048)
+	der, _ := x509.MarshalPKCS8PrivateKey(signing)
+	keyFile := t.TempDir() + "/signing.pem"
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idpKey := federationtest.Key(0)
+	var idpURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"issuer":%q,"jwks_uri":%q,"id_token_signing_alg_values_supported":["RS256"]}`, idpURL, idpURL+"/jwks")
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"keys":[%s]}`, federationtest.JWK("k1", &idpKey.PublicKey))
+	})
+	idp := httptest.NewServer(mux)
+	defer idp.Close()
+	idpURL = idp.URL
+
+	tenant := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	nodes := startTestCluster(t, db, []string{"a", "c"}, "SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE="+keyFile,
+		"SVC_BOOTSTRAP_CLIENT_ID=boot", "SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret-boot-secret-boot-secret", "SVC_BOOTSTRAP_TENANT_ID="+tenant,
+		"SVC_OIDC_REQUIRE_HTTPS=false", "SVC_OIDC_ALLOW_PRIVATE_NETWORKS=true", "SVC_AUTH_CACHE_RECONCILE_INTERVAL=1h",
+		"SVC_SCHEDULER_ENABLED=false")
+	a, c := nodes[0], nodes[1]
+	req, _ := http.NewRequest("POST", a.base+"/oauth/token", strings.NewReader("grant_type=client_credentials"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("boot", "boot-secret-boot-secret-boot-secret")
+	resp, err := clusterClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		AccessToken string `json:"access_token"`
+	}
+	json.NewDecoder(resp.Body).Decode(&tr)
+	resp.Body.Close()
+	if tr.AccessToken == "" {
+		t.Fatalf("token: %d", resp.StatusCode)
+	}
+	admin := "Bearer " + tr.AccessToken
+	// A token of the IdP is refused on c while no provider is registered.
+	early := "Bearer " + federationtest.Sign(t, idpKey, "k1", jwt.MapClaims{"iss": idpURL, "sub": "partner", "aud": "svc",
+		"roles": []string{"ROLE_ADMIN"}, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()})
+	if code, body := c.call(t, "GET", "/oauth/oidc/providers", "", "Authorization", early); code != 401 {
+		t.Fatalf("federated token on c before registration: %d %s", code, body)
+	}
+	var reg struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(a.must(t, "POST", "/oauth/oidc/providers",
+		fmt.Sprintf(`{"wellKnownConfigUri":%q,"expectedAudiences":["svc"]}`, idpURL+"/.well-known/openid-configuration"),
+		"Authorization", admin), &reg); err != nil || reg.ID == "" {
+		t.Fatalf("register: %+v %v", reg, err)
+	}
+	// Tokens issued before the registration are refused by rule, so the
+	// token of the test is issued after it.
+	now := time.Now()
+	fed := "Bearer " + federationtest.Sign(t, idpKey, "k1", jwt.MapClaims{"iss": idpURL, "sub": "partner", "aud": "svc",
+		"roles": []string{"ROLE_ADMIN"}, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	waitStatus := func(n *clusterNode, want int) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			code, body := n.call(t, "GET", "/oauth/oidc/providers", "", "Authorization", fed)
+			if code == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s: federated token answered %d, want %d: %s", n.id, code, want, body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitStatus(c, 200)
+	a.must(t, "POST", "/oauth/oidc/providers/"+reg.ID+"/invalidate", "", "Authorization", admin)
+	waitStatus(c, 401)
+}
+
+// TestClusterScriptStartsNodes runs scripts/cluster.sh with two nodes on
+// the test database: both become ready and see each other, and SIGTERM to
+// the script stops them.
+func TestClusterScriptStartsNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of svc processes")
+	}
+	db := pgtest.New(t, "cluster_script")
+	bin := svcBinary(t)
+	base := 30000 + int(time.Now().UnixNano()%20000)
+	cmd := exec.Command("bash", "../../scripts/cluster.sh", "2")
+	cmd.Env = cleanEnv(t, "SVC_POSTGRES_URL="+db, "SVC_BIN="+bin, fmt.Sprintf("CLUSTER_BASE_PORT=%d", base),
+		"CLUSTER_DIR="+t.TempDir(), "SVC_LOG_LEVEL=warn")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("script output:\n%s", out.String())
+		}
+	}()
+	second := &clusterNode{id: "node-2", adminPort: base + 202}
+	second.waitLive(t, 2)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("script exit: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the script did not stop on SIGTERM")
+	}
+	if code, _ := second.readyz(); code != 0 {
+		t.Fatalf("node-2 still answers /readyz (%d) after the script stopped", code)
+	}
+	if !strings.Contains(out.String(), "cluster stopped") {
+		t.Fatalf("script output: %s", out.String())
+	}
+	done <- nil // the deferred stop finds the script gone
 }
