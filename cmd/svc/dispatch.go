@@ -107,7 +107,10 @@ func (x *crossNode) attach(csrv *compute.Server) {
 	csrv.SetCluster(x.cl, func(ctx context.Context, n cluster.Node, path string, body []byte) ([]byte, error) {
 		return x.client.Call(ctx, n.HTTPAddr, path, body)
 	})
+	// One publish up front covers a member that joined between the
+	// listener's start and this hook.
 	changed := make(chan struct{}, 1)
+	changed <- struct{}{}
 	csrv.OnTagsChanged(func(string, []string) {
 		select {
 		case changed <- struct{}{}:
