@@ -66,7 +66,10 @@ type Gossip struct {
 	mu   sync.RWMutex
 	self Node
 	live map[string]Node // by memberlist name (= node id); self included
-	left bool
+	// sorted is Live's answer, rebuilt on every change (Live is read far
+	// more often than membership changes).
+	sorted []Node
+	left   bool
 	// sends are Publish's sends in flight; Close waits for them.
 	sends sync.WaitGroup
 }
@@ -200,32 +203,43 @@ func (g *Gossip) settle(ctx context.Context) {
 func (g *Gossip) Self() Node {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	return cloneNode(g.self)
+	return g.self
 }
 
-// Live returns the live nodes, self included, sorted by ID.
+// Live returns the live nodes, self included, sorted by ID. The slice is
+// the caller's; the nodes' Tags maps are shared and must not be modified.
 func (g *Gossip) Live() []Node {
 	g.mu.RLock()
-	out := make([]Node, 0, len(g.live)+1)
-	out = append(out, cloneNode(g.self))
-	for id, n := range g.live {
-		if id != g.self.ID {
-			out = append(out, cloneNode(n))
-		}
+	defer g.mu.RUnlock()
+	if g.sorted == nil {
+		return []Node{g.self}
 	}
-	g.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return slices.Clone(g.sorted)
 }
 
+// resort rebuilds the sorted view Live copies; g.mu is held.
+func (g *Gossip) resort() {
+	out := make([]Node, 0, len(g.live)+1)
+	out = append(out, g.self)
+	for id, n := range g.live {
+		if id != g.self.ID {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	g.sorted = out
+}
+
+// Lookup finds a live node; its Tags map is shared and must not be
+// modified.
 func (g *Gossip) Lookup(id string) (Node, bool) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if id == g.self.ID {
-		return cloneNode(g.self), true
+		return g.self, true
 	}
 	n, ok := g.live[id]
-	return cloneNode(n), ok
+	return n, ok
 }
 
 // SetTags replaces this node's advertised compute-member tags and spreads
@@ -233,6 +247,7 @@ func (g *Gossip) Lookup(id string) (Node, bool) {
 func (g *Gossip) SetTags(tags map[string][]string) {
 	g.mu.Lock()
 	g.self.Tags = cloneTags(tags)
+	g.resort()
 	g.mu.Unlock()
 	if err := g.ml.UpdateNode(5 * time.Second); err != nil {
 		g.log.Warn("cluster: spreading compute-member tags", "error", err)
@@ -397,6 +412,7 @@ func (g *Gossip) noteNode(n *memberlist.Node) {
 	node := Node{ID: n.Name, HTTPAddr: w.Addr, GRPCAddr: w.GRPCAddr, Tags: w.Tags}
 	g.mu.Lock()
 	g.live[n.Name] = node
+	g.resort()
 	g.mu.Unlock()
 }
 
@@ -425,6 +441,7 @@ func (e events) NotifyUpdate(n *memberlist.Node) { e.g.noteNode(n) }
 func (e events) NotifyLeave(n *memberlist.Node) {
 	e.g.mu.Lock()
 	delete(e.g.live, n.Name)
+	e.g.resort()
 	e.g.mu.Unlock()
 	e.g.log.Info("cluster: node left", "node", n.Name)
 }

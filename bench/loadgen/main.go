@@ -55,7 +55,7 @@ var scenarios = map[string]Scenario{
 
 func main() {
 	var (
-		target   = flag.String("url", "http://127.0.0.1:8080/api", "base URL including the context path")
+		target   = flag.String("url", "http://127.0.0.1:8080/api", "base URL including the context path; several, comma-separated, spread the workers over them (cluster nodes)")
 		conc     = flag.Int("c", 32, "concurrent workers (closed loop)")
 		dur      = flag.Duration("d", 10*time.Second, "run time")
 		maxReq   = flag.Uint64("n", 0, "stop after this many requests (0 = no limit)")
@@ -69,11 +69,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "loadgen: unknown scenario %q (have %s)\n", *scenario, strings.Join(names(), ", "))
 		os.Exit(2)
 	}
-	if err := checkTarget(*target, *remote); err != nil {
-		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
-		os.Exit(2)
+	bases := strings.Split(*target, ",")
+	for _, b := range bases {
+		if err := checkTarget(b, *remote); err != nil {
+			fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
+			os.Exit(2)
+		}
 	}
-	res, err := Run(Options{Base: *target, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token}, sc)
+	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token}, sc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
@@ -112,7 +115,11 @@ func checkTarget(raw string, allowRemote bool) error {
 
 // Options configure one run.
 type Options struct {
+	// Base is where the scenario's setup runs; Bases, when set, are the
+	// targets of the workers (worker w uses Bases[w % len]): the nodes of
+	// a cluster sharing one database behind one load generator.
 	Base        string
+	Bases       []string
 	Concurrency int
 	Duration    time.Duration
 	MaxRequests uint64
@@ -166,6 +173,10 @@ func Run(o Options, sc Scenario) (Result, error) {
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
 			samples := make([]time.Duration, 0, 1<<16)
+			base := o.Base
+			if len(o.Bases) > 0 {
+				base = o.Bases[w%len(o.Bases)]
+			}
 			for ctx.Err() == nil {
 				seq := sent.Add(1)
 				if o.MaxRequests > 0 && seq > o.MaxRequests {
@@ -173,7 +184,7 @@ func Run(o Options, sc Scenario) (Result, error) {
 					break
 				}
 				req.Reset()
-				sc.Build(req, o.Base, w, seq)
+				sc.Build(req, base, w, seq)
 				if o.Token != "" {
 					req.Header.Set("Authorization", "Bearer "+o.Token)
 				}

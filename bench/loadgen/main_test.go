@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,5 +53,27 @@ func TestTargetGuard(t *testing.T) {
 		if err := checkTarget(bad, false); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestWorkersSpreadOverBases: with several targets (cluster nodes) every
+// target gets its share of the workers' requests.
+func TestWorkersSpreadOverBases(t *testing.T) {
+	var hits [2]atomic.Int64
+	var bases []string
+	for i := range hits {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			hits[i].Add(1)
+			w.Write([]byte(`{}`))
+		}))
+		defer srv.Close()
+		bases = append(bases, srv.URL+"/api")
+	}
+	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: 4, Duration: 30 * time.Second, MaxRequests: 200}, scenarios["help"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 0 || hits[0].Load() == 0 || hits[1].Load() == 0 || hits[0].Load()+hits[1].Load() != 200 {
+		t.Fatalf("result %s; hits %d and %d", res, hits[0].Load(), hits[1].Load())
 	}
 }
