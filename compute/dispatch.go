@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
+	"svc/cluster"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/workflow"
@@ -100,12 +101,29 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// roundTrip routes one request to a member and waits for the response
-// under the call's timeout.
+// roundTrip routes one request to a member (here, or on a peer in
+// cluster mode) and waits for the response under the call's timeout.
 func (s *Server) roundTrip(ctx context.Context, c *workflow.Call, typ string, req *wire.Request, what string) (*wire.Response, error) {
+	return s.exchange(ctx, c, typ, req, what, false)
+}
+
+// exchange is roundTrip; localOnly (a forwarded call) uses this node's
+// members only and does not wait for one to join.
+func (s *Server) exchange(ctx context.Context, c *workflow.Call, typ string, req *wire.Request, what string, localOnly bool) (*wire.Response, error) {
 	attrs, err := attributes(c)
 	if err != nil {
 		return nil, err
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = workflow.DefaultResponseTimeoutMs * time.Millisecond
+	}
+	m, node, err := s.memberFor(ctx, c.Tenant, c.Tags, c.TagsCSV, localOnly)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return s.forward(ctx, node, c, typ, req, what, timeout)
 	}
 	rid, err := uuid.NewUUID() // a time UUID, as the reference sends
 	if err != nil {
@@ -118,17 +136,9 @@ func (s *Server) roundTrip(ctx context.Context, c *workflow.Call, typ string, re
 	}
 	ev.Attributes = attrs
 
-	m, err := s.memberFor(ctx, c.Tenant, c.Tags, c.TagsCSV)
-	if err != nil {
-		return nil, err
-	}
 	ch := m.await(req.RequestID)
 	defer m.forget(req.RequestID)
 
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = workflow.DefaultResponseTimeoutMs * time.Millisecond
-	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
@@ -156,31 +166,49 @@ func (s *Server) roundTrip(ctx context.Context, c *workflow.Call, typ string, re
 	}
 }
 
-// memberFor picks a member of tenant serving tags, waiting up to
-// DispatchWaitTimeout for one to join.
-func (s *Server) memberFor(ctx context.Context, tenant string, tags []string, tagsCSV string) (*memberConn, error) {
+// memberFor picks a member of tenant serving tags: one connected here
+// first; in cluster mode (SetCluster) otherwise a live peer whose member
+// tags match, returned as node with a nil member. With none it waits up
+// to DispatchWaitTimeout for a local join or a peer to show up (polling
+// membership every peerPoll). localOnly neither waits nor looks at peers.
+func (s *Server) memberFor(ctx context.Context, tenant string, tags []string, tagsCSV string, localOnly bool) (*memberConn, cluster.Node, error) {
 	var deadline <-chan time.Time
+	var poll <-chan time.Time
 	for {
 		joined := s.reg.joinSignal() // taken before pick, so no join is missed
 		if m := s.reg.pick(tenant, tags); m != nil {
-			return m, nil
+			return m, cluster.Node{}, nil
+		}
+		if localOnly {
+			return nil, cluster.Node{}, workflow.NoMemberForTag(tagsCSV)
+		}
+		if s.dir != nil {
+			if n, ok := s.pickPeer(tenant, tags); ok {
+				return nil, n, nil
+			}
 		}
 		if deadline == nil {
 			if s.cfg.DispatchWaitTimeout <= 0 {
-				return nil, workflow.NoMemberForTag(tagsCSV)
+				return nil, cluster.Node{}, workflow.NoMemberForTag(tagsCSV)
 			}
 			t := time.NewTimer(s.cfg.DispatchWaitTimeout)
 			defer t.Stop()
 			deadline = t.C
+			if s.dir != nil {
+				tk := time.NewTicker(peerPoll)
+				defer tk.Stop()
+				poll = tk.C
+			}
 		}
 		select {
 		case <-joined:
+		case <-poll:
 		case <-deadline:
-			return nil, workflow.NoMemberForTag(tagsCSV)
+			return nil, cluster.Node{}, workflow.NoMemberForTag(tagsCSV)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, cluster.Node{}, ctx.Err()
 		case <-s.stopping:
-			return nil, workflow.NoMemberForTag(tagsCSV)
+			return nil, cluster.Node{}, workflow.NoMemberForTag(tagsCSV)
 		}
 	}
 }

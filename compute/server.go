@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"svc/cluster"
 	"svc/compute/pb/cloudapi"
 	"svc/compute/wire"
 	"svc/config"
@@ -75,6 +76,14 @@ type Server struct {
 	grpc   *grpc.Server
 	svc    Services // the CRUD RPCs' domain services (SetServices)
 
+	// dir and fwd are set in cluster mode only (SetCluster).
+	dir cluster.Directory
+	fwd Forwarder
+	// tagsMu serialises tag reports (OnTagsChanged).
+	tagsMu   sync.Mutex
+	tagsFn   func(tenant string, tags []string)
+	lastTags map[string][]string
+
 	// stopping is closed by Stop; streams end and waits give up.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -97,7 +106,8 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, verify: verify, log: log, reg: newRegistry(), stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, verify: verify, log: log, reg: newRegistry(), stopping: make(chan struct{}),
+		lastTags: map[string][]string{}}
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgBytes),
 		// Client SDKs ping every 15-30 s, also between calls; the default

@@ -59,9 +59,11 @@ func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, c
 		return err
 	}
 	s.reg.add(m)
+	s.tagsChanged(m.tenant)
 	defer func() {
 		s.reg.remove(m)
 		close(m.done)
+		s.tagsChanged(m.tenant)
 		s.log.Info("compute member left", "memberId", m.id, "tenant", m.tenant)
 	}()
 	if err := greet(stream, m); err != nil {

@@ -85,6 +85,9 @@ type Deps struct {
 	// Pool snapshots the storage connection pool for /metrics; nil (the
 	// memory engine) exports no pool metrics.
 	Pool func() storage.PoolStats
+	// Cluster is set in cluster mode only (internal routes, transaction
+	// routing); nil adds nothing to any request's path.
+	Cluster *ClusterDeps
 }
 
 // Server is the main API listener plus the admin listener.
@@ -170,8 +173,9 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.GET(cp+"/help/{topic}", s.instrument("/help/{topic}", s.helpTopic))
 	r.GET(cp+"/health", s.instrument("/health", s.health))
 	s.mountOAuthExtras(r, cp)
+	s.mountInternal(r)
 
-	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.withHelpFastPath(r.Handler))))
+	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(r.Handler)))))
 	return s, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net"
 
+	"google.golang.org/grpc"
+
 	"svc/authcache"
 	"svc/compute"
 	"svc/config"
@@ -17,13 +19,14 @@ import (
 // Members authenticate as HTTP clients do: the jwt verification chain in
 // jwt mode, the mock principal in mock mode. The caller owns the server
 // and stops it after the HTTP drain. svc are the domain services behind
-// the CRUD RPCs.
-func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc compute.Services) (*compute.Server, error) {
+// the CRUD RPCs; extra are added to the server's options (the cluster
+// transaction router's interceptors).
+func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc compute.Services, extra ...grpc.ServerOption) (*compute.Server, error) {
 	ccfg, err := compute.ConfigFrom(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ccfg.ServerOptions = tel.GRPCServerOptions()
+	ccfg.ServerOptions = append(tel.GRPCServerOptions(), extra...)
 	var verify compute.TokenVerifier = compute.MockVerifier{Principal: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
 	if jwt != nil {
 		verify = &authcache.TokenVerifier{C: jwt.cache, Log: log}

@@ -23,7 +23,6 @@ import (
 	"svc/sqlschema"
 	"svc/streamdata"
 	"svc/telemetry"
-	"svc/txtoken"
 	"svc/workflow"
 )
 
@@ -80,18 +79,26 @@ func serve() int {
 	// The workflow engine's dispatcher is the compute server, set once it
 	// listens (below), before the first request.
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
-	// Single node: routing tokens are signed with a secret of this
-	// process alone (entity-workflow.md §2.5).
-	txTokens, err := txtoken.NewRandom(cfg.NodeID, cfg.TxTokenTTL)
+	// Routing tokens: the cluster secret in cluster mode, a secret of
+	// this process alone on a single node (entity-workflow.md §2.5).
+	tokens, err := txTokens(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
+	// Dispatch across nodes and transaction routing; nil (nothing) with
+	// clustering off.
+	xn, err := newCrossNode(cfg, cl, tokens)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: cluster: %v\n", err)
+		return 1
+	}
+	defer xn.close()
 	ew := entity.NewEngineWorkflow(engine)
 	entitySvc := entity.New(tel.Entities(st.Entities), st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
-		entity.WithTasks(st.Tasks), entity.WithTxTokens(txTokens))
+		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
 	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {
@@ -118,6 +125,7 @@ func serve() int {
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
+		Cluster:     xn.httpDeps(),
 	}
 	if st.StreamConfigs != nil {
 		deps.StreamData = streamdata.New(streamdata.Deps{Configs: st.StreamConfigs, Indexes: st.StreamIndexes,
@@ -144,12 +152,13 @@ func serve() int {
 		return 1
 	}
 	grpcSrv, err := startCompute(cfg, jwt, tel, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
-		ErrorStatus: fast.ErrorStatus})
+		ErrorStatus: fast.ErrorStatus}, xn.grpcOptions()...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
 	defer grpcSrv.Stop()
+	xn.attach(grpcSrv)
 	engine.Dispatcher = tel.Dispatch(grpcSrv)
 	// Scheduled transitions fire from here; function schedules and
 	// processors need the dispatcher above.

@@ -12,16 +12,11 @@ import (
 	"svc/config"
 )
 
-// clusterPending are the cluster settings of compute dispatch and
-// transaction routing across nodes (issue 16 items 2 and 3): accepted,
-// walked once that work lands.
-var clusterPending = map[string]bool{"SVC_PROXY_TIMEOUT": true, "SVC_DISPATCH_WAIT_TIMEOUT": true,
-	"SVC_DISPATCH_FORWARD_TIMEOUT": true, "SVC_TX_TOKEN_TTL": true}
-
 // awaitingEffect are the settings allowed to name no test yet, each with
 // the reason; any other "" below fails the walk.
 var awaitingEffect = map[string]string{
-	"SVC_GRPC_NODE_ADDR": "the gRPC address peers forward to; used by cross-node dispatch (issue 16 item 2)",
+	"SVC_GRPC_NODE_ADDR":           "the gRPC address a node advertises for tx-token relays; no test runs nodes whose gRPC address differs from the derived default",
+	"SVC_DISPATCH_FORWARD_TIMEOUT": "no test holds a forwarded call past its bound (config rules with SVC_TX_TOKEN_TTL are tested in config)",
 }
 
 // settingEffects names, for each setting, a test that changes it and sees
@@ -82,11 +77,12 @@ var settingEffects = map[string]string{
 	"SVC_NODE_ID":         "TestClusterSchedulersFireEachTaskOnce", "SVC_NODE_ADDR": "TestGossipMembershipBusAndTags",
 	"SVC_GRPC_NODE_ADDR": "", "SVC_GOSSIP_ADDR": "TestClusterWrongHMACSecretCannotJoin", "SVC_GOSSIP_STABILITY_WINDOW": "TestGossipWaitsForStabilityWindow",
 	"SVC_SEED_NODES": "TestClusterScriptStartsNodes", "SVC_HMAC_SECRET": "TestClusterWrongHMACSecretCannotJoin",
+	"SVC_PROXY_TIMEOUT": "TestClusterProxyTimeout", "SVC_DISPATCH_WAIT_TIMEOUT": "TestClusterDispatchErrors",
+	"SVC_DISPATCH_FORWARD_TIMEOUT": "", "SVC_TX_TOKEN_TTL": "TestJoinTokenErrors",
 	"SVC_SCHEDULER_DISTRIBUTION": "TestClusterSchedulersFireEachTaskOnce", "SVC_SCHEDULER_COORDINATOR": "TestClusterSurvivesSIGKILL",
 }
 
-// TestEverySettingWalked walks every SVC_ variable: each is pending
-// (clusterPending) or names a test
+// TestEverySettingWalked walks every SVC_ variable: each names a test
 // that exists and shows its effect. It fails for a new variable nobody
 // placed, a named test that was renamed away, or a setting without a test
 // that awaitingEffect does not excuse; it logs the excused ones.
@@ -94,12 +90,6 @@ func TestEverySettingWalked(t *testing.T) {
 	tests := testFuncs(t)
 	var unproven []string
 	for _, v := range config.Vars(&config.Config{}) {
-		if clusterPending[v.Name] {
-			if _, listed := settingEffects[v.Name]; listed {
-				t.Errorf("%s is pending (clusterPending) and listed in settingEffects too", v.Name)
-			}
-			continue
-		}
 		name, ok := settingEffects[v.Name]
 		switch {
 		case !ok:
