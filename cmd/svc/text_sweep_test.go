@@ -276,3 +276,83 @@ func TestOddTextSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentEntryPointsRefuseDuplicatesAndOddText: at every place a
+// document enters, on both engines, a member named twice at any depth is
+// a 400 naming the key (I-JSON, RFC 7493), and text PostgreSQL cannot hold
+// is a 400 naming where it is; nothing is stored.
+func TestDocumentEntryPointsRefuseDuplicatesAndOddText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the binary twice")
+	}
+	cond := func(value string) string {
+		return `{"type":"simple","jsonPath":"$.name","operatorType":"EQUALS","value":` + value + `}`
+	}
+	for _, engine := range []string{"memory", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			e := startSweepEnv(t, engine)
+			id := e.values["entityId"]
+			cases := []struct {
+				name, method, path, ct, body string
+				want                         string // a fragment of the problem body
+			}{
+				{"create", "POST", "/entity/JSON/sweep/1", "", `{"name":"a","n":1,"name":"b"}`, `"key":"name"`},
+				{"create nested", "POST", "/entity/JSON/sweep/1", "", `{"name":"a","x":{"y":[{"z":1,"z":2}]}}`, `"field":"$.x.y[0].z"`},
+				{"create array", "POST", "/entity/JSON/sweep/1", "", `[{"name":"a"},{"n":1,"n":2}]`, `"field":"$[1].n"`},
+				{"create escaped duplicate", "POST", "/entity/JSON/sweep/1", "", `{"name":"a","\u006eame":"b"}`, `"key":"name"`},
+				{"collection create", "POST", "/entity/JSON", "", `[{"model":{"name":"sweep","version":1},"payload":"{\"name\":\"a\",\"name\":\"b\"}"}]`, `"key":"name"`},
+				{"collection create wrapper", "POST", "/entity/JSON", "", `[{"model":{"name":"sweep","version":1},"payload":"{}","payload":"{}"}]`, `"key":"payload"`},
+				{"collection update", "PUT", "/entity/JSON", "", `[{"id":"` + id + `","payload":"{\"n\":1,\"n\":2}"}]`, `"key":"n"`},
+				{"update", "PUT", "/entity/JSON/" + id, "", `{"name":"a","name":"b"}`, `"key":"name"`},
+				{"patch", "PATCH", "/entity/JSON/" + id, "application/merge-patch+json", `{"tags":["z"],"tags":["w"]}`, `"key":"tags"`},
+				{"ndjson stream", "POST", "/entity/ndjson/sweep/1", "application/x-ndjson", "{\"name\":\"a\"}\n{\"name\":\"a\",\"name\":\"b\"}\n", `"key":"name"`},
+				{"message payload", "POST", "/message/new/sweep", "", `{"payload":{"a":1,"a":2}}`, `"key":"a"`},
+				{"message metaData", "POST", "/message/new/sweep", "", `{"payload":1,"metaData":{"k":"v","k":"w"}}`, `"key":"k"`},
+				{"model sample", "POST", "/model/import/JSON/SAMPLE_DATA/dup/1", "", `{"a":1,"b":{"c":1,"c":2}}`, `"key":"c"`},
+				{"search direct", "POST", "/search/direct/sweep/1", "", `{"type":"simple","jsonPath":"$.name","jsonPath":"$.n","operatorType":"EQUALS","value":"a"}`, `"key":"jsonPath"`},
+				{"search async", "POST", "/search/async/sweep/1", "", `{"type":"group","operator":"AND","conditions":[],"conditions":[]}`, `"key":"conditions"`},
+				{"stats query", "POST", "/entity/stats/sweep/1/query", "", `{"groupBy":["$.name"],"groupBy":["$.n"]}`, `"key":"groupBy"`},
+				{"delete condition", "DELETE", "/entity/sweep/1", "", `{"type":"simple","jsonPath":"$.name","operatorType":"EQUALS","value":"a","value":"b"}`, `"key":"value"`},
+				{"workflow import", "POST", "/model/sweep/1/workflow/import", "", `{"importMode":"MERGE","workflows":[{"name":"w","name":"v"}]}`, `"key":"name"`},
+
+				// Item 5: messages are valid JSON in and out.
+				{"message payload not UTF-8", "POST", "/message/new/sweep", "", "{\"payload\":\"\xff\"}", `"field":"$.payload"`},
+				{"message metaData not UTF-8", "POST", "/message/new/sweep", "", "{\"payload\":1,\"metaData\":{\"k\":\"\xfe\"}}", `"field":"$.metaData.k"`},
+				{"message header not text", "POST", "/message/new/sweep", "", `{"payload":1}`, `"header":"X-Message-ID"`},
+				{"search value not UTF-8", "POST", "/search/direct/sweep/1", "", cond("\"\xff\""), `"field":"$.value"`},
+				{"search value NUL", "POST", "/search/direct/sweep/1", "", cond(`"a\u0000"`), `"field":"$.value"`},
+				{"entity lone surrogate", "POST", "/entity/JSON/sweep/1", "", `{"name":"\ud800"}`, `"field":"$.name"`},
+				{"patch NUL", "PATCH", "/entity/JSON/" + id, "application/merge-patch+json", `{"name":"\u0000"}`, `"field":"$.name"`},
+			}
+			for _, tc := range cases {
+				ct := tc.ct
+				if ct == "" {
+					ct = "application/json"
+				}
+				req, _ := http.NewRequest(tc.method, e.base+tc.path, strings.NewReader(tc.body))
+				req.Header.Set("Authorization", "Bearer "+e.token)
+				req.Header.Set("Content-Type", ct)
+				req.Header.Set("If-Match", "*")
+				if tc.name == "message header not text" {
+					req.Header.Set("X-Message-ID", "a\xffb")
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 400 || !strings.Contains(string(b), tc.want) {
+					t.Errorf("%s: %d %s, want 400 with %s", tc.name, resp.StatusCode, b, tc.want)
+				}
+			}
+			// Nothing of the above was stored: the fixture entity is as it was.
+			if st, b := e.do("GET", "/entity/"+id, "", ""); st != 200 || !strings.Contains(b, `"data":{"name":"b","n":2,"tags":["y"]}`) {
+				t.Errorf("fixture entity after the refusals: %d %s", st, b)
+			}
+			if st, b := e.do("GET", "/entity/sweep/1", "", ""); st != 200 || strings.Count(b, `"type":"ENTITY"`) != 1 {
+				t.Errorf("entities after the refusals: %d %s", st, b)
+			}
+		})
+	}
+}
