@@ -323,6 +323,15 @@ func TestDocumentEntryPointsRefuseDuplicatesAndOddText(t *testing.T) {
 				{"search value NUL", "POST", "/search/direct/sweep/1", "", cond(`"a\u0000"`), `"field":"$.value"`},
 				{"entity lone surrogate", "POST", "/entity/JSON/sweep/1", "", `{"name":"\ud800"}`, `"field":"$.name"`},
 				{"patch NUL", "PATCH", "/entity/JSON/" + id, "application/merge-patch+json", `{"name":"\u0000"}`, `"field":"$.name"`},
+
+				// Item 2: other text that reaches SQL.
+				{"OIDC rolesClaim NUL", "POST", "/oauth/oidc/providers", "", `{"wellKnownConfigUri":"https://idp.invalid/.well-known/openid-configuration","rolesClaim":"r\u0000"}`, `"field":"$.rolesClaim"`},
+				{"OIDC issuers NUL", "PATCH", "/oauth/oidc/providers/" + id, "", `{"issuers":["a\u0000"]}`, `"field":"$.issuers[0]"`},
+				{"trusted key issuers NUL", "POST", "/oauth/keys/trusted", "", `{"keyId":"k1","jwk":{"kty":"RSA","n":"AQAB","e":"AQAB"},"issuers":["\u0000"]}`, `"field":"$.issuers[0]"`},
+				{"audit eventType NUL", "GET", "/audit/entity/" + id + "?eventType=%00", "", ``, `"parameter":"eventType"`},
+				{"model name NUL", "PUT", "/model/a%00b/1/lock", "", ``, `"parameter":"entityName"`},
+				{"model name not UTF-8", "GET", "/model/export/SIMPLE_VIEW/%FF/1", "", ``, `"parameter":"entityName"`},
+				{"list by model NUL", "GET", "/entity/a%00/1?pageSize=5", "", ``, `"parameter":"entityName"`},
 			}
 			for _, tc := range cases {
 				ct := tc.ct
