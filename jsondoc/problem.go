@@ -50,3 +50,17 @@ func TextProblem(kind, name, s string) error {
 	return apierr.New(apierr.BadRequest, kind+" '"+name+"' "+f+"; svc accepts UTF-8 text without NUL characters",
 		apierr.P(kind, name))
 }
+
+// Refusal checks doc and answers Problem's 400 for its text, duplicate-key
+// and depth faults only; a document that is not JSON at all is left to
+// the caller's parser and its wording (nil).
+func Refusal(doc []byte, context string) error {
+	err := Check(doc)
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*Error); ok && e.Kind == Syntax {
+		return nil
+	}
+	return Problem(err, "", context)
+}
