@@ -136,13 +136,11 @@ func Check(b []byte) error {
 	err := c.run(b)
 	c.b = nil
 	// A hostile document may have grown the stacks: do not keep them.
-	if cap(c.stack) <= 4096 && cap(c.keys) <= 1<<16 && len(c.sets) <= 64 {
+	// (a wide object's index map is as big as its share of keys).
+	if cap(c.stack) <= 4096 && cap(c.keys) <= 1<<16 && len(c.sets) <= 64 && cap(c.s1) <= 1<<16 && cap(c.s2) <= 1<<16 {
 		pool.Put(c)
 	}
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // ValidText reports whether s can be stored as text: UTF-8 without NUL.
