@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -103,8 +104,8 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 	doc = bytes.TrimSpace(doc)
 	var docs [][]byte
 	if format == "JSON" && len(doc) > 0 && doc[0] == '[' {
-		if !json.Valid(doc) {
-			return nil, badRequest("invalid JSON")
+		if err := jsondoc.CheckProblem(doc, "invalid JSON", ""); err != nil {
+			return nil, err
 		}
 		docs = splitArray(doc)
 		if err := s.checkCount(len(docs)); err != nil {
@@ -116,8 +117,11 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 			}
 		}
 	} else {
-		if len(doc) == 0 || doc[0] != '{' || !json.Valid(doc) {
+		if len(doc) == 0 || doc[0] != '{' {
 			return nil, badRequest("invalid JSON")
+		}
+		if err := jsondoc.CheckProblem(doc, "invalid JSON", ""); err != nil {
+			return nil, err
 		}
 		docs = [][]byte{doc}
 	}
@@ -244,6 +248,9 @@ type collectionItem struct {
 // different models, each payload a JSON-encoded string. Every item of a
 // chunk is checked before its transaction begins.
 func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, window int) (*Result, error) {
+	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
+		return nil, err
+	}
 	var items []collectionItem
 	if err := json.Unmarshal(body, &items); err != nil {
 		return nil, badRequest("invalid JSON array")
@@ -262,6 +269,9 @@ func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, wi
 			if it.Model == nil || it.Model.Name == "" {
 				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": missing model")
 			}
+			if err := jsondoc.TextProblem("field", "model.name", it.Model.Name); err != nil {
+				return Chunk{}, itemErr(i, err)
+			}
 			if it.Payload == nil {
 				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
 			}
@@ -275,8 +285,11 @@ func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, wi
 				cache[key] = m
 			}
 			p := bytes.TrimSpace([]byte(*it.Payload))
-			if len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+			if len(p) == 0 || p[0] != '{' {
 				return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+			}
+			if err := jsondoc.CheckProblem(p, "item "+strconv.Itoa(i)+": invalid JSON payload", "item "+strconv.Itoa(i)+": payload"); err != nil {
+				return Chunk{}, err
 			}
 			chunk[i-lo] = newItem{model: m, data: p}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -166,6 +167,11 @@ func badRequest(msg string) error { return apierr.New(apierr.BadRequest, msg) }
 
 // model loads a model or answers MODEL_NOT_FOUND.
 func (s *Service) model(ctx context.Context, tenant string, key storage.ModelKey) (*storage.Model, error) {
+	// The HTTP guard checks path parameters; the gRPC CRUD names models in
+	// its payloads, and PostgreSQL cannot look up a name that is not text.
+	if err := jsondoc.TextProblem("parameter", "entityName", key.Name); err != nil {
+		return nil, err
+	}
 	m, err := s.models.GetModel(ctx, tenant, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, modelNotFound(key)

@@ -5,8 +5,7 @@ import (
 	"context"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -35,6 +34,9 @@ func (s *Service) CreateEntities(ctx context.Context, a Actor, items []NewEntity
 		if it.Model.Name == "" {
 			return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": missing model")
 		}
+		if err := jsondoc.TextProblem("field", "model.name", it.Model.Name); err != nil {
+			return Chunk{}, itemErr(i, err)
+		}
 		m := cache[it.Model]
 		if m == nil {
 			var err error
@@ -44,8 +46,11 @@ func (s *Service) CreateEntities(ctx context.Context, a Actor, items []NewEntity
 			cache[it.Model] = m
 		}
 		d := bytes.TrimSpace(it.Data)
-		if len(d) == 0 || d[0] != '{' || !json.Valid(d) {
+		if len(d) == 0 || d[0] != '{' {
 			return Chunk{}, badRequest("item " + strconv.Itoa(i) + ": data must be a JSON object")
+		}
+		if err := jsondoc.CheckProblem(d, "item "+strconv.Itoa(i)+": data must be a JSON object", "item "+strconv.Itoa(i)+": data"); err != nil {
+			return Chunk{}, err
 		}
 		chunk[i] = newItem{model: m, data: d}
 	}

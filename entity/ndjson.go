@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -167,9 +166,14 @@ func (l *lineReader) chunk(window int) (streamChunk, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if line[0] != '{' || !json.Valid(line) {
+		if line[0] != '{' {
 			return ch, &lineErr{l.n, apierr.New(apierr.BadRequest, "line "+strconv.Itoa(l.n)+": not a JSON object",
 				apierr.P("line", l.n))}
+		}
+		if err := jsondoc.Check(line); err != nil {
+			e := jsondoc.Problem(err, "line "+strconv.Itoa(l.n)+": not a JSON object", "line "+strconv.Itoa(l.n))
+			e.Props = append(e.Props, apierr.P("line", l.n))
+			return ch, &lineErr{l.n, e}
 		}
 		if arena == nil {
 			// Documents of a stream tend to be alike: size the chunk's

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -29,9 +30,14 @@ func ifMatchHolds(e *storage.Entity, v string) bool {
 	return err == nil && [16]byte(id) == e.TxID
 }
 
-func objectJSON(b []byte) ([]byte, bool) {
+// objectJSON trims b and checks it is a JSON object svc accepts; syntaxMsg
+// is the refusal of anything that is not one, context prefixes the others.
+func objectJSON(b []byte, syntaxMsg, context string) ([]byte, error) {
 	b = bytes.TrimSpace(b)
-	return b, len(b) > 0 && b[0] == '{' && json.Valid(b)
+	if len(b) == 0 || b[0] != '{' {
+		return nil, badRequest(syntaxMsg)
+	}
+	return b, jsondoc.CheckProblem(b, syntaxMsg, context)
 }
 
 func transitionName(t string) string {
@@ -118,9 +124,9 @@ func (s *Service) Update(ctx context.Context, a Actor, id [16]byte, format strin
 	if err != nil {
 		return [16]byte{}, err
 	}
-	doc, ok := objectJSON(doc)
-	if !ok {
-		return [16]byte{}, badRequest("invalid JSON")
+	doc, err = objectJSON(doc, "invalid JSON", "")
+	if err != nil {
+		return [16]byte{}, err
 	}
 	e, err := s.load(ctx, a.Tenant, id)
 	if err != nil {
@@ -178,8 +184,10 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 		return [16]byte{}, apierr.New("NOT_IMPLEMENTED", "JSON Patch (RFC 6902) is not supported; use application/merge-patch+json")
 	}
 	patch := bytes.TrimSpace(body)
-	if !json.Valid(patch) {
-		return [16]byte{}, badRequest("invalid JSON")
+	// Checked before the merge: a patch naming a member twice would keep
+	// the last value where a search reads the first.
+	if err := jsondoc.CheckProblem(patch, "invalid JSON", ""); err != nil {
+		return [16]byte{}, err
 	}
 	e, err := s.load(ctx, a.Tenant, id)
 	if err != nil {
@@ -212,6 +220,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 	if format != "JSON" {
 		return nil, badRequest("collection update accepts JSON only")
 	}
+	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
+		return nil, err
+	}
 	var items []updateItem
 	if err := json.Unmarshal(body, &items); err != nil {
 		return nil, badRequest("invalid JSON array")
@@ -237,9 +248,9 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		if it.Payload == nil {
 			return nil, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
 		}
-		d, ok := objectJSON([]byte(*it.Payload))
-		if !ok {
-			return nil, badRequest("item " + strconv.Itoa(i) + ": invalid JSON payload")
+		d, err := objectJSON([]byte(*it.Payload), "item "+strconv.Itoa(i)+": invalid JSON payload", "item "+strconv.Itoa(i)+": payload")
+		if err != nil {
+			return nil, err
 		}
 		docs[i] = d
 	}

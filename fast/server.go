@@ -150,7 +150,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		if h == nil {
 			h = s.notImplemented
 		}
-		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, s.txJoin(h))))
+		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, s.guardText(rt.Path, rt.OpID, s.txJoin(h)))))
 	}
 	// Aliases outside the wire contract (DECISIONS: GET /message/get/{id}
 	// is GET /message/{id}); they share the operation's handler and access.
@@ -158,7 +158,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		for i := range s.routes {
 			rt := &s.routes[i]
 			if rt.OpID == al.opID && rt.Handler != nil {
-				r.Handle(rt.Method, cp+al.path, s.instrument(al.path, s.authorize(rt.Access, s.txJoin(rt.Handler))))
+				r.Handle(rt.Method, cp+al.path, s.instrument(al.path, s.authorize(rt.Access, s.guardText(al.path, rt.OpID, s.txJoin(rt.Handler)))))
 			}
 		}
 	}

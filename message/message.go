@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -68,6 +69,20 @@ func (s *Service) Post(ctx context.Context, tenant, subject string, h *Header, r
 	}
 	if h.ContentType == "" || h.ContentLength < 0 {
 		return nil, badRequest("invalid request parameter")
+	}
+	// The header is stored as JSON text: each value must be text.
+	for _, f := range [...]struct{ name, v string }{{"Content-Type", h.ContentType}, {"Content-Encoding", h.ContentEncoding},
+		{"X-Message-ID", h.MessageID}, {"X-User-ID", h.UserID}, {"X-Recipient", h.Recipient},
+		{"X-Reply-To", h.ReplyTo}, {"X-Correlation-ID", h.CorrelationID}} {
+		if err := jsondoc.TextProblem("header", f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	// Payload and metaData are served back as JSON: the body must be a
+	// document svc stores (UTF-8, no NUL, no lone surrogate, no member
+	// named twice) before it is taken apart.
+	if err := jsondoc.CheckProblem(raw, "invalid JSON: expected an object with a 'payload' field", ""); err != nil {
+		return nil, err
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil || members == nil {

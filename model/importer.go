@@ -8,6 +8,7 @@ import (
 
 	"svc/apierr"
 	"svc/infer"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -21,6 +22,16 @@ func (s *Service) Import(ctx context.Context, tenant string, key storage.ModelKe
 	}
 	if len(body) > MaxBodyBytes {
 		return "", tooLarge()
+	}
+	// Also checked by the HTTP guard; the gRPC model import comes here
+	// directly.
+	if err := jsondoc.TextProblem("parameter", "entityName", key.Name); err != nil {
+		return "", err
+	}
+	if dataFormat == "JSON" {
+		if err := jsondoc.Refusal(body, ""); err != nil {
+			return "", err
+		}
 	}
 	cur, err := s.store.GetModel(ctx, tenant, key)
 	switch {

@@ -18,6 +18,7 @@ import (
 
 	"svc/apierr"
 	"svc/infer"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
@@ -163,6 +164,11 @@ func alreadyLocked(key storage.ModelKey, msg string) error {
 // get loads a model or answers MODEL_NOT_FOUND. Another tenant's model is
 // simply absent: the store is keyed by tenant.
 func (s *Service) get(ctx context.Context, tenant string, key storage.ModelKey) (*storage.Model, error) {
+	// PostgreSQL cannot look up a name that is not text; gRPC callers are
+	// not behind the HTTP guard.
+	if err := jsondoc.TextProblem("parameter", "entityName", key.Name); err != nil {
+		return nil, err
+	}
 	m, err := s.store.GetModel(ctx, tenant, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, notFound(key)

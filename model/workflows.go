@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"svc/jsondoc"
 	"svc/storage"
 	"svc/workflow"
 )
@@ -23,6 +24,9 @@ var workflowChecker workflow.ConditionChecker = workflow.NewPredicateCriteria(0)
 // when a concurrent writer moved the model's revision on. A MERGE of
 // nothing writes nothing. log receives the "workflow import applied" line.
 func (s *Service) ImportWorkflows(ctx context.Context, tenant string, key storage.ModelKey, body []byte, log *slog.Logger) error {
+	if err := jsondoc.Refusal(body, ""); err != nil {
+		return err
+	}
 	req, err := workflow.ParseImport(body)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"svc/apierr"
+	"svc/jsondoc"
 	"svc/predicate"
 	"svc/storage"
 	"svc/workflow"
@@ -116,6 +117,12 @@ func (s *Service) schema(ctx context.Context, tenant string, key storage.ModelKe
 func (s *Service) prepare(ctx context.Context, tenant string, key storage.ModelKey, body []byte, sort []string, limit func() error) (*storage.SearchQuery, error) {
 	if len(body) > MaxBodyBytes {
 		return nil, apierr.New(apierr.BadRequest, "failed to read request body")
+	}
+	// What a search receives is stored text or nothing: a value that is
+	// not storable text would only match nothing, and a member named twice
+	// is ambiguous (I-JSON). The HTTP guard checks too; gRPC comes here.
+	if err := jsondoc.Refusal(body, "condition"); err != nil {
+		return nil, err
 	}
 	expr, perr := predicate.Parse(body)
 	if perr != nil {
@@ -239,6 +246,9 @@ func (s *Service) run(ctx context.Context, q *storage.SearchQuery, auth workflow
 // condition). Function criteria are returned compiled; EntityFilter
 // answers them.
 func (s *Service) Condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
+	if err := jsondoc.Refusal(body, "condition"); err != nil {
+		return nil, err
+	}
 	expr, err := predicate.Parse(body)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsondoc
+
+const raceEnabled = false

@@ -1,0 +1,33 @@
+package model
+
+import (
+	"testing"
+
+	"svc/apierr"
+	"svc/storage"
+)
+
+// TestOddTextRefusedWithoutTheHTTPGuard: the model service itself (what
+// the gRPC model RPCs call) refuses names that are not text and sample or
+// workflow documents with odd text or duplicate keys, on both engines,
+// with 400 BAD_REQUEST rather than a storage error.
+func TestOddTextRefusedWithoutTheHTTPGuard(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, store storage.Models) {
+		s := New(store, nil)
+		for _, name := range []string{"a\x00b", "\xff", "\xed\xa0\x80"} {
+			k := storage.ModelKey{Name: name, Version: 1}
+			_, err := s.Import(ctxb, "A", k, "JSON", ConvSampleData, []byte(`{"a":1}`))
+			wantCode(t, err, apierr.BadRequest)
+			_, err = s.Lock(ctxb, "A", k)
+			wantCode(t, err, apierr.BadRequest)
+		}
+		k := storage.ModelKey{Name: "ok", Version: 1}
+		for _, doc := range []string{`{"a":1,"a":2}`, `{"a":"\u0000"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}"} {
+			_, err := s.Import(ctxb, "A", k, "JSON", ConvSampleData, []byte(doc))
+			wantCode(t, err, apierr.BadRequest)
+		}
+		mustImport(t, s, "A", k, `{"a":1}`)
+		err := s.ImportWorkflows(ctxb, "A", k, []byte(`{"importMode":"MERGE","workflows":[{"name":"w","name":"v"}]}`), nil)
+		wantCode(t, err, apierr.BadRequest)
+	})
+}
