@@ -35,6 +35,7 @@ type clusterNode struct {
 	base      string // HTTP API base
 	adminPort int
 	gossip    string // host:port
+	grpc      string // host:port of the gRPC listener
 	cmd       *exec.Cmd
 	out       *syncBuffer // stdout and stderr
 	done      chan struct{}
@@ -47,11 +48,16 @@ type clusterNode struct {
 func launchClusterNode(t *testing.T, dbURL, id, secret string, seeds []string, extra ...string) *clusterNode {
 	t.Helper()
 	bin := svcBinary(t)
-	httpPort, adminPort := freePort(t), freePort(t)
+	httpPort, adminPort, grpcPort := freePort(t), freePort(t), fmt.Sprint(freePort(t))
+	for _, e := range extra { // a later entry wins, as in the child's environment
+		if p, ok := strings.CutPrefix(e, "SVC_GRPC_PORT="); ok {
+			grpcPort = p
+		}
+	}
 	n := &clusterNode{id: id, base: fmt.Sprintf("http://127.0.0.1:%d/api", httpPort), adminPort: adminPort,
-		gossip: fmt.Sprintf("127.0.0.1:%d", freePort(t)), out: &syncBuffer{}, done: make(chan struct{})}
+		gossip: fmt.Sprintf("127.0.0.1:%d", freePort(t)), grpc: "127.0.0.1:" + grpcPort, out: &syncBuffer{}, done: make(chan struct{})}
 	env := []string{
-		fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
+		fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), "SVC_GRPC_PORT=" + grpcPort,
 		"SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL=" + dbURL, "SVC_POSTGRES_MIN_CONNS=1", "SVC_POSTGRES_MAX_CONNS=8",
 		"SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=warn",
 		"SVC_CLUSTER_ENABLED=true", "SVC_NODE_ID=" + id, "SVC_NODE_ADDR=" + fmt.Sprintf("http://127.0.0.1:%d", httpPort),

@@ -31,8 +31,14 @@ import (
 
 // Config says where to connect and as whom.
 type Config struct {
-	// Endpoint is svc's gRPC host:port (SVC_COMPUTE_GRPC_ENDPOINT).
+	// Endpoint is svc's gRPC host:port (SVC_COMPUTE_GRPC_ENDPOINT). A
+	// comma-separated list names several nodes of a cluster (an
+	// extension): Connect dials the first, Run moves round-robin to the
+	// next one whenever a stream is lost or a connect fails, so a member
+	// whose node died joins a live one.
 	Endpoint string
+	// Endpoints, when set, is the endpoint list and Endpoint is ignored.
+	Endpoints []string
 	// HTTPBase is svc's HTTP API base including the context path
 	// (SVC_COMPUTE_HTTP_BASE), for callbacks from handlers.
 	HTTPBase string
@@ -54,7 +60,28 @@ type Config struct {
 
 // ConfigFrom reads the SVC_COMPUTE_* settings.
 func ConfigFrom(c *config.Config, tags ...string) Config {
-	return Config{Endpoint: c.ComputeGRPCEndpoint, HTTPBase: strings.TrimRight(c.ComputeHTTPBase, "/"), Token: c.ComputeToken, Tags: tags}
+	cfg := Config{HTTPBase: strings.TrimRight(c.ComputeHTTPBase, "/"), Token: c.ComputeToken, Tags: tags}
+	cfg.Endpoints = Config{Endpoint: c.ComputeGRPCEndpoint}.endpoints()
+	if len(cfg.Endpoints) > 0 {
+		cfg.Endpoint = cfg.Endpoints[0]
+	}
+	return cfg
+}
+
+// endpoints is the endpoint list: Endpoints, else Endpoint split at
+// commas, blanks dropped.
+func (c Config) endpoints() []string {
+	list := c.Endpoints
+	if len(list) == 0 {
+		list = strings.Split(c.Endpoint, ",")
+	}
+	var out []string
+	for _, e := range list {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Call is one request the member received, with its dispatch attributes.
@@ -128,6 +155,8 @@ type Member struct {
 	stream grpc.BidiStreamingClient[ce.CloudEvent, ce.CloudEvent]
 	cancel context.CancelFunc
 	id     string
+	// endpoint is the host:port this connection dialled.
+	endpoint string
 
 	sendMu sync.Mutex
 	// wg tracks the receive loop and every handler goroutine.
@@ -137,12 +166,15 @@ type Member struct {
 	err     error
 }
 
-// Connect dials svc, joins and waits for the greet. The member then runs
-// until Close or until the stream ends (see Done and Err).
+// Connect dials svc (the first endpoint of a list), joins and waits for
+// the greet. The member then runs until Close or until the stream ends
+// (see Done and Err).
 func Connect(ctx context.Context, cfg Config, h Handlers) (*Member, error) {
-	if cfg.Endpoint == "" {
+	eps := cfg.endpoints()
+	if len(eps) == 0 {
 		return nil, errors.New("member: no endpoint (SVC_COMPUTE_GRPC_ENDPOINT)")
 	}
+	cfg.Endpoint, cfg.Endpoints = eps[0], nil
 	if cfg.JoinTimeout <= 0 {
 		cfg.JoinTimeout = 5 * time.Second
 	}
@@ -171,7 +203,7 @@ func Connect(ctx context.Context, cfg Config, h Handlers) (*Member, error) {
 		conn.Close()
 		return nil, fmt.Errorf("member: start streaming: %w", err)
 	}
-	m := &Member{cfg: cfg, h: h, conn: conn, stream: stream, cancel: cancel, done: make(chan struct{})}
+	m := &Member{cfg: cfg, h: h, conn: conn, stream: stream, cancel: cancel, endpoint: cfg.Endpoint, done: make(chan struct{})}
 	if err := m.join(ctx); err != nil {
 		cancel()
 		conn.Close()
@@ -222,6 +254,9 @@ func (m *Member) join(ctx context.Context) error {
 
 // ID is the member id svc assigned in the greet.
 func (m *Member) ID() string { return m.id }
+
+// Endpoint is the host:port this connection joined through.
+func (m *Member) Endpoint() string { return m.endpoint }
 
 // Done is closed when the member's stream has ended.
 func (m *Member) Done() <-chan struct{} { return m.done }

@@ -16,9 +16,15 @@ func TestConfigFromComputeSettings(t *testing.T) {
 	c.ComputeHTTPBase = "https://svc.internal/api/"
 	c.ComputeToken = "tok"
 	cfg := ConfigFrom(c, "billing", "mail")
-	if cfg.Endpoint != "svc.internal:9090" || cfg.HTTPBase != "https://svc.internal/api" || cfg.Token != "tok" ||
+	if cfg.Endpoint != "svc.internal:9090" || strings.Join(cfg.Endpoints, ",") != "svc.internal:9090" || cfg.HTTPBase != "https://svc.internal/api" || cfg.Token != "tok" ||
 		strings.Join(cfg.Tags, ",") != "billing,mail" {
 		t.Fatalf("%+v", cfg)
+	}
+	// The list form (an extension): several cluster nodes, tried in turn.
+	c.ComputeGRPCEndpoint = "n1:9090, n2:9090,,n3:9090 "
+	cfg = ConfigFrom(c)
+	if cfg.Endpoint != "n1:9090" || strings.Join(cfg.Endpoints, "|") != "n1:9090|n2:9090|n3:9090" {
+		t.Fatalf("list form: %+v", cfg)
 	}
 }
 

@@ -14,12 +14,21 @@ const (
 
 // Run keeps a member connected until ctx ends: it connects, serves until
 // the stream ends, and reconnects with jittered exponential backoff (200 ms
-// doubling to 10 s, reset after a successful join). onJoin, when set, is
-// called with each new connection. Run returns ctx's error.
+// doubling to 10 s, reset after a successful join). With several
+// endpoints each reconnect tries the next one round-robin, after a lost
+// stream as after a failed connect: the node that dropped the member is
+// likely the one that died. onJoin, when set, is called with each new
+// connection. Run returns ctx's error.
 func Run(ctx context.Context, cfg Config, h Handlers, onJoin func(*Member)) error {
+	eps := cfg.endpoints()
+	if len(eps) == 0 {
+		eps = []string{""} // Connect reports the missing endpoint
+	}
 	backoff := minBackoff
-	for {
-		m, err := Connect(ctx, cfg, h)
+	for i := 0; ; i = (i + 1) % len(eps) {
+		one := cfg
+		one.Endpoint, one.Endpoints = eps[i], nil
+		m, err := Connect(ctx, one, h)
 		if err == nil {
 			backoff = minBackoff
 			if onJoin != nil {
@@ -28,7 +37,7 @@ func Run(ctx context.Context, cfg Config, h Handlers, onJoin func(*Member)) erro
 			select {
 			case <-m.Done():
 				if err := m.Err(); err != nil && cfg.Log != nil {
-					cfg.Log.Warn("member: stream ended; reconnecting", "error", err)
+					cfg.Log.Warn("member: stream ended; reconnecting", "endpoint", eps[i], "error", err)
 				}
 				_ = m.Close()
 			case <-ctx.Done():
@@ -36,7 +45,7 @@ func Run(ctx context.Context, cfg Config, h Handlers, onJoin func(*Member)) erro
 				return ctx.Err()
 			}
 		} else if cfg.Log != nil {
-			cfg.Log.Warn("member: connect failed; retrying", "error", err, "backoff", backoff)
+			cfg.Log.Warn("member: connect failed; retrying", "endpoint", eps[i], "error", err, "backoff", backoff)
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
 		select {
