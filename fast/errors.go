@@ -56,6 +56,7 @@ var codeStatus = map[string]int{
 	"DISPATCH_TIMEOUT":                 503,
 	"COMPUTE_MEMBER_DISCONNECTED":      503,
 	"SCHEDULE_FUNCTION_INVALID_RESULT": 500,
+	"CLIENT_GONE":                      statusClientClosed,
 }
 
 // retryableCodes are retryable whatever the caller says.
