@@ -34,6 +34,10 @@ func clientGone(ctx context.Context) error {
 	return nil
 }
 
+// ClientGone tells whether the client of ctx's request is known to have
+// gone (false when ctx carries no check).
+func ClientGone(ctx context.Context) bool { return clientGone(ctx) != nil }
+
 // stopCheck is clientGone(ctx) as a poll for long loops, or nil when ctx
 // carries no check.
 func stopCheck(ctx context.Context) func() error {
