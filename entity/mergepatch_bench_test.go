@@ -111,3 +111,22 @@ func BenchmarkMergePatch(b *testing.B) {
 		b.Run(fmt.Sprintf("deep/%d", depth), func(b *testing.B) { benchMerge(b, target, patch) })
 	}
 }
+
+// BenchmarkPatchDepthCheck is the check every PATCH body meets before
+// merging: within the limit it reads the whole body, past it only up to
+// the first level too deep, so a 10,000-deep body costs what 257 levels do.
+func BenchmarkPatchDepthCheck(b *testing.B) {
+	for _, depth := range []int{10, 100, 1000, 10000} {
+		patch := deepDoc(depth, `1`)
+		b.Run(fmt.Sprintf("deep/%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(patch)))
+			want := depth > 256
+			for b.Loop() {
+				if deeperThan(patch, 256) != want {
+					b.Fatal("wrong answer")
+				}
+			}
+		})
+	}
+}
