@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package fast
 
 import (
@@ -52,7 +54,3 @@ func clientGone(ctx *fasthttp.RequestCtx) func() bool {
 		return gone || err != nil
 	}
 }
-
-// statusClientClosed is the status recorded for a request whose client
-// left before the answer (nginx's 499); it is never sent to anyone.
-const statusClientClosed = 499

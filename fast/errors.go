@@ -59,6 +59,10 @@ var codeStatus = map[string]int{
 	"CLIENT_GONE":                      statusClientClosed,
 }
 
+// statusClientClosed is the status recorded for a request whose client
+// left before the answer (nginx's 499); it is never sent to anyone.
+const statusClientClosed = 499
+
 // retryableCodes are retryable whatever the caller says.
 var retryableCodes = map[string]bool{"CONFLICT": true, "SEARCH_QUEUE_FULL": true, "SERVICE_UNAVAILABLE": true}
 
