@@ -293,8 +293,8 @@ func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	// A merge patch is the one entity write whose cost a small body can
-	// multiply; it stops when its client leaves.
+	// A merge patch reads, merges, validates and runs the workflow before
+	// it writes: when its client leaves meanwhile, it stops unwritten.
 	pctx := entity.WithClientGone(ctx, clientGone(ctx))
 	tx, err := h.svc.Patch(pctx, actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
 	if errors.Is(err, entity.ErrClientGone) {
