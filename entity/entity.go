@@ -90,6 +90,8 @@ type Service struct {
 	joins *joins
 	// keys are the compiled unique keys of models (unique.go).
 	keys keyCache
+	// patchHook observes the phases of merge patches (WithPatchHook).
+	patchHook func(context.Context, PatchPhase)
 }
 
 // Option configures a Service.

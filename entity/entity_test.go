@@ -3,6 +3,7 @@ package entity
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -64,33 +65,87 @@ func TestMergePatch(t *testing.T) {
 
 func FuzzMergePatch(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":1}}`), []byte(`{"a":{"b":null,"c":[1]}}`))
+	// Numbers past float64 must survive as their text (the old oracle
+	// decoded into float64 and failed here, on itself).
+	f.Add([]byte(`{"a":1E700,"b":{"c":-1e-700}}`), []byte(`{"b":{"d":1E700},"e":[1E700]}`))
+	// The deep and wide classes of issue 12 (testdata has nesting past the
+	// service's limit); kept small, because the fuzzer minimises large
+	// inputs for a long time. TestMergePatchLinearWork merges 9,999 deep.
+	f.Add(deepDoc(40, `{"old":1}`), deepDoc(40, `{"new":1E700,"s":null}`))
+	f.Add(wideTarget(4), widePatch(4))
 	f.Fuzz(func(t *testing.T, target, patch []byte) {
 		if !json.Valid(target) || !json.Valid(patch) {
+			// Stored documents are JSON, but a broken one must still
+			// end in an error or some output, never a panic.
+			_, _ = MergePatch(target, patch)
 			return
 		}
 		out, err := MergePatch(target, patch)
 		if err != nil {
-			return
+			t.Fatalf("MergePatch(%s, %s): %v", target, patch, err)
 		}
 		if !json.Valid(out) {
 			t.Fatalf("MergePatch(%s, %s) = %s: not JSON", target, patch, out)
 		}
-		// Applying the same patch again changes nothing (idempotence).
+		// The result is what RFC 7396's algorithm gives on the decoded
+		// documents, numbers compared as their text.
+		tv, terr := decodeExact(target)
+		pv, perr := decodeExact(patch)
+		ov, oerr := decodeExact(out)
+		if terr != nil || perr != nil {
+			return // past the standard decoder's own limits (depth 10000)
+		}
+		if oerr != nil {
+			t.Fatalf("MergePatch(%s, %s) = %s: %v", target, patch, out, oerr)
+		}
+		if want := referenceMerge(tv, pv); !reflect.DeepEqual(ov, want) {
+			t.Fatalf("MergePatch(%s, %s) = %s, want %v", target, patch, out, want)
+		}
+		// Applying the same patch again changes nothing, to the byte.
 		again, err := MergePatch(out, patch)
-		if err != nil || !jsonEqual(again, out) {
-			t.Fatalf("not idempotent: %s then %s", out, again)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %s then %s (%v)", out, again, err)
 		}
 	})
 }
 
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// decodeExact decodes JSON with numbers kept as their text (json.Number),
+// so comparing two decodings compares numbers exactly.
+func decodeExact(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
 	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
+	return v, nil
+}
+
+// referenceMerge is RFC 7396 section 2's MergePatch on decoded values.
+func referenceMerge(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+		} else {
+			t[k] = referenceMerge(t[k], v)
+		}
+	}
+	return t
+}
+
+// jsonEqual compares two JSON texts exactly: same values, numbers as text.
+func jsonEqual(a, b []byte) bool {
+	x, errX := decodeExact(a)
+	y, errY := decodeExact(b)
+	return errX == nil && errY == nil && reflect.DeepEqual(x, y)
 }
 
 func TestSplitArray(t *testing.T) {

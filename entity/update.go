@@ -13,6 +13,7 @@ import (
 
 	"svc/apierr"
 	"svc/jsondoc"
+	"svc/infer"
 	"svc/storage"
 )
 
@@ -161,12 +162,34 @@ func (s *Service) reviseOne(ctx context.Context, a Actor, e *storage.Entity, tra
 	if err != nil {
 		return [16]byte{}, err
 	}
+	// The workflow may have taken long: a client that left meanwhile gets
+	// no write it cannot learn about.
+	if err := clientGone(ctx); err != nil {
+		return [16]byte{}, err
+	}
+	if strict { // strict validation is the merge patch's
+		s.patchPhase(ctx, PatchCommit)
+	}
 	return s.commitIn(ctx, a, tx, w, evs, seg)
 }
 
-// Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7386
+// Patch serves PATCH /entity/{format}/{id}[/{transition}] with an RFC 7396
 // merge patch. ifMatch is required ("*" = unconditional, entity must exist).
+//
+// The body's size and nesting are checked against the document limits
+// before anything else reads it, the merge is one linear pass, and when
+// ctx carries a client check (WithClientGone) the work stops between
+// phases and every 64 KB of merging once the client has gone, with
+// ErrClientGone and nothing written.
 func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, contentType string, ifMatch string, body []byte, transition string) ([16]byte, error) {
+	tx, err := s.patch(ctx, a, id, format, contentType, ifMatch, body, transition)
+	if errors.Is(err, ErrClientGone) {
+		s.patchPhase(ctx, PatchAbandoned)
+	}
+	return tx, err
+}
+
+func (s *Service) patch(ctx context.Context, a Actor, id [16]byte, format, contentType string, ifMatch string, body []byte, transition string) ([16]byte, error) {
 	if format != "JSON" {
 		return [16]byte{}, apierr.New("UNSUPPORTED_MEDIA_TYPE", "PATCH accepts the JSON format only")
 	}
@@ -184,9 +207,23 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 		return [16]byte{}, apierr.New("NOT_IMPLEMENTED", "JSON Patch (RFC 6902) is not supported; use application/merge-patch+json")
 	}
 	patch := bytes.TrimSpace(body)
-	// Checked before the merge: a patch naming a member twice would keep
-	// the last value where a search reads the first.
+	// The limits every document meets (infer.Limits), checked on the
+	// patch before any merging: a body nested 10,000 deep is refused
+	// after reading its first MaxDepth+1 levels.
+	lim := infer.DefaultLimits()
+	if len(patch) > lim.MaxBytes {
+		return [16]byte{}, limitExceeded("MaxBytes", lim.MaxBytes, "merge patch size")
+	}
+	if deeperThan(patch, lim.MaxDepth) {
+		return [16]byte{}, limitExceeded("MaxDepth", lim.MaxDepth, "merge patch nesting")
+	}
+	// Checked before the merge too: a patch naming a member twice would
+	// keep the last value where a search reads the first.
 	if err := jsondoc.CheckProblem(patch, "invalid JSON", ""); err != nil {
+		return [16]byte{}, err
+	}
+	s.patchPhase(ctx, PatchChecked)
+	if err := clientGone(ctx); err != nil {
 		return [16]byte{}, err
 	}
 	e, err := s.load(ctx, a.Tenant, id)
@@ -196,12 +233,23 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	if ifMatch != "*" && !ifMatchHolds(e, ifMatch) {
 		return [16]byte{}, modified(id)
 	}
-	merged, err := MergePatch(e.Data, patch)
+	s.patchPhase(ctx, PatchLoaded)
+	if err := clientGone(ctx); err != nil {
+		return [16]byte{}, err
+	}
+	merged, err := mergePatch(e.Data, patch, mergeOpts{maxBytes: lim.MaxBytes, stop: stopCheck(ctx)})
 	if err != nil {
+		if _, ok := apierr.As(err); ok {
+			return [16]byte{}, err
+		}
 		return [16]byte{}, badRequest("merge patch: " + err.Error())
 	}
 	if len(merged) == 0 || merged[0] != '{' {
 		return [16]byte{}, badRequest("merge patch result is not an object")
+	}
+	s.patchPhase(ctx, PatchMerged)
+	if err := clientGone(ctx); err != nil {
+		return [16]byte{}, err
 	}
 	return s.reviseOne(ctx, a, e, transition, merged, true, ifMatch != "*")
 }

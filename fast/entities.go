@@ -1,6 +1,7 @@
 package fast
 
 import (
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -292,7 +293,18 @@ func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	tx, err := h.svc.Patch(dctx(ctx), actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
+	// A merge patch reads, merges, validates and runs the workflow before
+	// it writes: when its client leaves meanwhile, it stops unwritten.
+	pctx := entity.WithClientGone(dctx(ctx), clientGone(ctx))
+	tx, err := h.svc.Patch(pctx, actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
+	if errors.Is(err, entity.ErrClientGone) {
+		// Nobody reads an answer: 499 (the client closed the request,
+		// nginx's code) for the access log and metrics, no body, and
+		// the connection closed.
+		ctx.SetStatusCode(statusClientClosed)
+		ctx.SetConnectionClose()
+		return
+	}
 	if err != nil {
 		h.fail(ctx, err)
 		return

@@ -58,7 +58,12 @@ var codeStatus = map[string]int{
 	"DISPATCH_FORWARD_FAILED":          503,
 	"TRANSACTION_NODE_UNAVAILABLE":     503,
 	"SCHEDULE_FUNCTION_INVALID_RESULT": 500,
+	"CLIENT_GONE":                      statusClientClosed,
 }
+
+// statusClientClosed is the status recorded for a request whose client
+// left before the answer (nginx's 499); it is never sent to anyone.
+const statusClientClosed = 499
 
 // retryableCodes are retryable whatever the caller says.
 var retryableCodes = map[string]bool{"CONFLICT": true, "SEARCH_QUEUE_FULL": true, "SERVICE_UNAVAILABLE": true}

@@ -305,7 +305,7 @@ func opDocTable() map[string]opDoc {
 			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
 			body:        mergePatchBody,
 			ok:          txResult,
-			errs:        []errDoc{e(400, "BAD_REQUEST or INCOMPATIBLE_TYPE: the patch or its result is invalid."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE: format or Content-Type is not merge-patch JSON."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
+			errs:        []errDoc{e(400, "BAD_REQUEST or INCOMPATIBLE_TYPE: the patch or its result is invalid; a patch nested deeper than 256 levels is refused before merging (`properties.limit` MaxDepth), a merged document over 10 MiB too (MaxBytes)."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE: format or Content-Type is not merge-patch JSON."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
 		},
 		"updateSingle": {
 			desc:        "Replaces the entity and fires the named transition from its current state.",
@@ -321,7 +321,7 @@ func opDocTable() map[string]opDoc {
 			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
 			body:        mergePatchBody,
 			ok:          txResult,
-			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
+			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED; the merge-patch limits (MaxDepth 256, MaxBytes 10 MiB) are checked as on the loopback PATCH."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
 		},
 		"create": {
 			desc:        "Creates one entity (object body) or many (array body, `transactionWindow` per transaction). The model must be locked.",

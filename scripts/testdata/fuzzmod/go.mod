@@ -1,0 +1,3 @@
+module fuzzmod
+
+go 1.22
