@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"svc/apierr"
-	"svc/jsondoc"
 	"svc/infer"
+	"svc/jsondoc"
 	"svc/storage"
 )
 
