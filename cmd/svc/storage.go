@@ -84,14 +84,11 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		return &stores{
 			SQLSchemas: sqlStore,
 			SQLRunner:  sqlStore,
-			// Models are served from process memory; this process's
-			// writes invalidate them, SVC_MODEL_CACHE_LEASE bounds what
-			// another node's write leaves stale (issue 14).
-			Models:   storage.NewModelCache(db.Models(), cfg.ModelCacheLease),
-			Entities: db.Entities(),
-			Audits:   db.Audits(),
-			Tasks:    db.Tasks(),
-			IAM:      iamStores,
+			Models:     modelStore(cfg, db.Models()),
+			Entities:   db.Entities(),
+			Audits:     db.Audits(),
+			Tasks:      db.Tasks(),
+			IAM:        iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
 			SearchJobs: db.SearchJobs(),
@@ -123,4 +120,16 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}
 	return nil, fmt.Errorf("unknown storage backend %q", cfg.StorageBackend)
+}
+
+// modelStore serves model records from process memory on a single node:
+// this process's writes invalidate them (issue 14). In cluster mode another
+// node's lock or change level must be seen by this node's next write, which
+// a broadcast (delivered a moment later) cannot promise, so every read goes
+// to the database there and the broadcast only drops decoded copies.
+func modelStore(cfg *config.Config, db storage.Models) storage.Models {
+	if cfg.ClusterEnabled {
+		return db
+	}
+	return storage.NewModelCache(db, cfg.ModelCacheLease)
 }
