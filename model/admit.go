@@ -50,20 +50,20 @@ func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey
 		if err != nil {
 			return err
 		}
-		cur := base
+		// One batch widens one copy of the model in place: checking each
+		// document with base.Check and keeping its widened model cloned
+		// and encoded the model per document (issue 14).
+		batch := base.NewBatch(level, s.limits)
 		for _, doc := range docs {
 			if len(doc) > MaxBodyBytes {
 				return tooLarge()
 			}
-			widened, err := cur.Check(doc, level, s.limits)
-			if err != nil {
+			if err := batch.Check(doc); err != nil {
 				return withModelKey(err, key)
 			}
-			if widened != nil {
-				cur = widened
-			}
 		}
-		if cur == base {
+		cur := batch.Widened()
+		if cur == nil {
 			return nil
 		}
 		if unlock == nil {
