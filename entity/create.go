@@ -3,6 +3,7 @@ package entity
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 
 	json "github.com/goccy/go-json"
@@ -155,6 +156,13 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		if err := s.gate.Admit(ctx, a.Tenant, items[i].model.Key, docs); err != nil {
 			if !prefix {
 				return Chunk{}, err
+			}
+			// The gate names the refused document when it can; admitting
+			// the documents one by one instead would persist the widening
+			// of those before it although the chunk is refused.
+			var doc interface{ DocIndex() int }
+			if errors.As(err, &doc) && doc.DocIndex() >= 0 && doc.DocIndex() < j-i {
+				return Chunk{}, itemErr(base+i+doc.DocIndex(), err)
 			}
 			for k := i; k < j; k++ {
 				if e := s.gate.Admit(ctx, a.Tenant, items[k].model.Key, docs[k-i:k-i+1]); e != nil {

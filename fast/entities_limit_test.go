@@ -118,3 +118,31 @@ func TestGroupedStatsBodyOverLimit(t *testing.T) {
 	// At the limit the body is parsed (and refused for its unknown member).
 	env.call("A", "POST", "/entity/stats/gs/1/query", []byte(`{"groupBy":["state"],"pad":"x"}`)).problem(t, 400, "MALFORMED_REQUEST")
 }
+
+// TestRefusedCollectionLeavesModelUnwidened: a collection create whose
+// second document of a model is refused (a new field at change level TYPE)
+// must not widen the model with the first (a string where a number was):
+// the item is still named, and a refused request writes nothing.
+func TestRefusedCollectionLeavesModelUnwidened(t *testing.T) {
+	for _, engine := range entityEngines {
+		t.Run(engine, func(t *testing.T) {
+			env := newEntityEnv(t, engine)
+			env.lockedModel("A", "grow", 1, `{"a":1}`)
+			env.call("A", "POST", "/model/grow/1/changeLevel/TYPE", nil).ok(t)
+			before := env.call("A", "GET", "/model/export/SIMPLE_VIEW/grow/1", nil).ok(t).body
+			body := []byte(`[{"model":{"name":"grow","version":1},"payload":"{\"a\":\"wider\"}"},` +
+				`{"model":{"name":"grow","version":1},"payload":"{\"a\":2,\"b\":1}"}]`)
+			r := env.call("A", "POST", "/entity/JSON", body)
+			if r.status < 400 || r.status >= 500 || !strings.Contains(string(r.body), "item 1") {
+				t.Fatalf("refused collection: %d %s", r.status, r.body)
+			}
+			after := env.call("A", "GET", "/model/export/SIMPLE_VIEW/grow/1", nil).ok(t).body
+			if !bytes.Equal(before, after) {
+				t.Fatalf("the refused request widened the model:\nbefore %s\nafter  %s", before, after)
+			}
+			if n := entityCount(t, env, "grow"); n != 0 {
+				t.Fatalf("%d entities written by a refused request", n)
+			}
+		})
+	}
+}

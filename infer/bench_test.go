@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"svc/bench/orderdoc"
 )
 
 // cpuTime is the process's user+system CPU time. The box is shared by
@@ -241,6 +243,74 @@ func BenchmarkCheckNested1KB(b *testing.B) {
 			if _, err := m.Check(d, ChangeNone, Limits{}); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// BenchmarkCheckVariedBatch100 is model.Admit's loop over one request of
+// the order-varied load (100 documents at change level STRUCTURAL): the
+// model has seen orders 0..4999 (ext groups g0..g4) and the batch, orders
+// 5000..5099, opens group g5, so about 60 of its documents widen the model
+// (a new field, or a new type for one). An op is the whole batch.
+func BenchmarkCheckVariedBatch100(b *testing.B) {
+	base := NewModel()
+	var buf []byte
+	for i := 0; i < 5000; i++ {
+		buf = orderdoc.AppendVaried(buf[:0], i)
+		if err := base.Ingest(buf, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	docs := make([][]byte, 100)
+	for i := range docs {
+		docs[i] = orderdoc.AppendVaried(nil, 5000+i)
+	}
+	widened := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cur := base
+		widened = 0
+		for _, d := range docs {
+			w, err := cur.Check(d, ChangeStructural, Limits{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if w != nil {
+				cur, widened = w, widened+1
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(widened), "widened/batch")
+}
+
+// BenchmarkBatchVariedBatch100 is the same batch through Batch, as
+// model.Admit checks it.
+func BenchmarkBatchVariedBatch100(b *testing.B) {
+	base := NewModel()
+	var buf []byte
+	for i := 0; i < 5000; i++ {
+		buf = orderdoc.AppendVaried(buf[:0], i)
+		if err := base.Ingest(buf, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	docs := make([][]byte, 100)
+	for i := range docs {
+		docs[i] = orderdoc.AppendVaried(nil, 5000+i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch := base.NewBatch(ChangeStructural, Limits{})
+		for _, d := range docs {
+			if err := batch.Check(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if batch.Widened() == nil {
+			b.Fatal("the batch did not widen the model")
 		}
 	}
 }

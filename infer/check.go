@@ -40,20 +40,9 @@ func (m *Model) Check(doc []byte, level ChangeLevel, lim Limits) (*Model, error)
 
 // compare is Check's full path: the document's own model compared with m.
 func (m *Model) compare(doc []byte, level ChangeLevel, lim Limits) (*Model, error) {
-	d := NewModel()
-	if err := d.Ingest(doc, lim); err != nil {
+	d, changed, err := m.diff(doc, level, lim)
+	if err != nil || !changed {
 		return nil, err
-	}
-	c := checker{level: level}
-	c.object(&m.root, &d.root, "")
-	if level == ChangeNone {
-		return nil, c.strictError()
-	}
-	if c.violation != nil {
-		return nil, c.violation
-	}
-	if !c.changed {
-		return nil, nil
 	}
 	w := m.Clone()
 	w.Merge(d)
@@ -61,6 +50,24 @@ func (m *Model) compare(doc []byte, level ChangeLevel, lim Limits) (*Model, erro
 		return nil, nil // e.g. a nullable marker, which SIMPLE_VIEW cannot carry
 	}
 	return w, nil
+}
+
+// diff builds doc's own model d and compares it with m: an error (strict
+// validation's, or a change above level), or whether d changes m at all.
+func (m *Model) diff(doc []byte, level ChangeLevel, lim Limits) (d *Model, changed bool, err error) {
+	d = NewModel()
+	if err := d.Ingest(doc, lim); err != nil {
+		return nil, false, err
+	}
+	c := checker{level: level}
+	c.object(&m.root, &d.root, "")
+	if level == ChangeNone {
+		return nil, false, c.strictError()
+	}
+	if c.violation != nil {
+		return nil, false, c.violation
+	}
+	return d, c.changed, nil
 }
 
 type checker struct {

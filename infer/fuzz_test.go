@@ -82,6 +82,12 @@ func FuzzIngest(f *testing.F) {
 				t.Fatalf("fits, but compare: widened=%v err=%v", w != nil, err)
 			}
 		}
+		// A batch of the document with documents of the base's shape
+		// around it gives Check-per-document's answer.
+		seq := [][]byte{[]byte(`{"e":{}}`), data, []byte(`{"b":null,"e":null,"n":1}`), data}
+		for _, level := range []ChangeLevel{ChangeNone, ChangeType, ChangeStructural} {
+			sameOutcome(t, "fuzz", base, seq, level)
+		}
 		if !json.Valid(m.AppendJSONSchema(nil)) {
 			t.Fatalf("JSON_SCHEMA export is not JSON: %s", m.AppendJSONSchema(nil))
 		}

@@ -62,7 +62,13 @@ func (m *Model) Clone() *Model {
 // Equal reports whether m and o export the same SIMPLE_VIEW, the form a model
 // is stored in; facts the export cannot carry (a null seen on an object slot,
 // the length of an array of objects) do not make models differ.
+//
+// Different fingerprints (a walk without the export's sort) prove different
+// exports; only equal ones are encoded and compared.
 func (m *Model) Equal(o *Model) bool {
+	if m.fingerprint() != o.fingerprint() {
+		return false
+	}
 	return bytes.Equal(m.AppendSimpleView(nil), o.AppendSimpleView(nil))
 }
 

@@ -41,6 +41,7 @@ type encoder struct {
 	entries []encEntry
 	walk    nodeWalk
 	order   []int32
+	hashes  []uint64 // node path hashes of a fingerprint
 }
 
 var encoderPool = sync.Pool{New: func() any { return &encoder{} }}

@@ -50,20 +50,20 @@ func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey
 		if err != nil {
 			return err
 		}
-		cur := base
-		for _, doc := range docs {
+		// One batch widens one copy of the model in place: checking each
+		// document with base.Check and keeping its widened model cloned
+		// and encoded the model per document (issue 14).
+		batch := base.NewBatch(level, s.limits)
+		for i, doc := range docs {
 			if len(doc) > MaxBodyBytes {
-				return tooLarge()
+				return &DocError{Index: i, Err: tooLarge()}
 			}
-			widened, err := cur.Check(doc, level, s.limits)
-			if err != nil {
-				return withModelKey(err, key)
-			}
-			if widened != nil {
-				cur = widened
+			if err := batch.Check(doc); err != nil {
+				return &DocError{Index: i, Err: withModelKey(err, key)}
 			}
 		}
-		if cur == base {
+		cur := batch.Widened()
+		if cur == nil {
 			return nil
 		}
 		if unlock == nil {
@@ -117,3 +117,19 @@ func withModelKey(err error, key storage.ModelKey) error {
 	c.Props = append(c.Props, apierr.P("entityName", key.Name), apierr.P("entityVersion", strconv.Itoa(key.Version)))
 	return &c
 }
+
+// DocError names the document of an Admit batch that was refused, so a
+// caller can say which item failed without admitting the documents one by
+// one (which would persist the widening of those before it while the
+// whole batch is refused).
+type DocError struct {
+	Index int
+	Err   error
+}
+
+func (e *DocError) Error() string { return e.Err.Error() }
+
+func (e *DocError) Unwrap() error { return e.Err }
+
+// DocIndex is the refused document's position in the batch.
+func (e *DocError) DocIndex() int { return e.Index }
