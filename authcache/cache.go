@@ -433,6 +433,11 @@ func (c *Cache) tickClock() {
 	c.staleNow.Store(c.Stale(now.Add(clockTick)))
 	c.wallNS.Store(now.UnixNano())
 	c.coarse.Store(true)
+	// A test clock set since the check above wins: SetClock's
+	// coarse=false may have landed before the store just made.
+	if c.fake.Load() {
+		c.coarse.Store(false)
+	}
 }
 
 func (c *Cache) loop(stop chan struct{}) {
