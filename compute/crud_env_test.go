@@ -31,7 +31,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/pgtest"
-	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 var (
@@ -76,13 +76,7 @@ func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
 	var jobs storage.SearchJobs
 	switch backend {
 	case "postgres":
-		db, err := postgres.Open(context.Background(), postgres.Options{URL: pgtest.New(t, "computecrud"), MaxConns: 8,
-			AcquireTimeout: 5 * time.Second, StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true,
-			MigrateLockWait: 30 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
+		db := pgtestdb.Open(t, pgtest.New(t, "computecrud"), 8, time.Minute)
 		ms, es, sr, jobs = db.Models(), db.Entities(), db.Search(time.Minute), db.SearchJobs()
 	default:
 		me := memory.NewEntities()

@@ -36,7 +36,7 @@ import (
 	"svc/search"
 	"svc/storage/memory"
 	"svc/storage/pgtest"
-	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 	"svc/txtoken"
 	"svc/workflow"
 )
@@ -85,12 +85,7 @@ func newClusterEnvProxy(t testing.TB, wait, proxy time.Duration, ids ...string) 
 
 func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	t := e.t
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: url, MaxConns: 6, AcquireTimeout: 5 * time.Second,
-		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := pgtestdb.Open(t, url, 6, time.Minute)
 	ms, es, as, sr := db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
 	log := slog.New(slog.DiscardHandler)
 	view := e.mesh.View(id)

@@ -2,7 +2,6 @@ package fast
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 // entityEngines are the storage engines every entity API test runs on.
@@ -54,13 +54,7 @@ type entityEnv struct {
 // drops it when the test ends.
 func newEntityPostgres(t testing.TB) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: pgtest.New(t, "fastentity"), MaxConns: 8, AcquireTimeout: 5 * time.Second,
-		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
+	return pgtestdb.Open(t, pgtest.New(t, "fastentity"), 8, time.Minute)
 }
 
 func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv {

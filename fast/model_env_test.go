@@ -20,7 +20,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/pgtest"
-	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 // modelEngines are the storage engines every model API test runs on.
@@ -75,12 +75,7 @@ type modelEnv struct {
 // of its own, so areas sharing it do not collide on one).
 func newPostgresModels(t testing.TB) storage.Models {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: pgtest.New(t, "fastmodel"), MaxConns: 8, AcquireTimeout: 5 * time.Second,
-		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := pgtestdb.Open(t, pgtest.New(t, "fastmodel"), 8, time.Minute)
 	return db.Models()
 }
 

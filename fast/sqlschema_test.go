@@ -20,7 +20,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/pgtest"
-	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 // sqlAuth: "Bearer <tenant>" acts as a user of that tenant, "Bearer
@@ -56,12 +56,7 @@ func newSQLEnv(t testing.TB, engine string) *sqlEnv {
 	env := &sqlEnv{}
 	if engine == "postgres" {
 		env.dbURL = pgtest.New(t, "fastsql")
-		db, err := postgres.Open(context.Background(), postgres.Options{URL: env.dbURL, MaxConns: 8, AcquireTimeout: 5 * time.Second,
-			StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
+		db := pgtestdb.Open(t, env.dbURL, 8, time.Minute)
 		st := db.SQLSchemas(20 * time.Second)
 		ms, es, sr, ss, run = db.Models(), db.Entities(), db.Search(time.Minute), st, st
 	} else {

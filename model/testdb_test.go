@@ -10,7 +10,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/pgtest"
-	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 var testDBURL string
@@ -26,12 +26,7 @@ func newStore(t testing.TB, engine string) storage.Models {
 	if engine == "memory" {
 		return memory.NewModels()
 	}
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: testDBURL, MaxConns: 8, AcquireTimeout: 5 * time.Second,
-		StatementTimeout: time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := pgtestdb.Open(t, testDBURL, 8, time.Minute)
 	c, err := pgx.Connect(context.Background(), testDBURL)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,12 @@
 package streamdata
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
+	"svc/storage/postgres/pgtestdb"
 )
 
 var testDBURL string
@@ -17,11 +17,5 @@ func TestMain(m *testing.M) { pgtest.Main(m, "streamdata", &testDBURL) }
 
 func openPG(t testing.TB) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: testDBURL, MaxConns: 8, AcquireTimeout: 10 * time.Second,
-		StatementTimeout: 5 * time.Minute, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
+	return pgtestdb.Open(t, testDBURL, 8, 5*time.Minute)
 }
