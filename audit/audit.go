@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

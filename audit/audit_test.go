@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 func TestParseTime(t *testing.T) {

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"svc/apierr"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/entity"
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

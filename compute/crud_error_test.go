@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"testing"
 
-	"svc/apierr"
 	"svc/fast"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

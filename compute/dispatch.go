@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/cluster"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
+	"svc/platform/apierr"
 	"svc/workflow"
 )
 

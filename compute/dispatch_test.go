@@ -15,11 +15,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"svc/apierr"
 	"svc/compute/member"
 	"svc/compute/wire"
-	"svc/config"
 	"svc/iam"
+	"svc/platform/apierr"
+	"svc/platform/config"
 	"svc/workflow"
 )
 

@@ -6,9 +6,9 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/compute/wire"
 	"svc/entity"
+	"svc/platform/apierr"
 )
 
 // oneTransaction is the window that keeps a create in a single

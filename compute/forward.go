@@ -9,9 +9,9 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
 	"svc/cluster"
 	"svc/compute/wire"
+	"svc/platform/apierr"
 	"svc/workflow"
 )
 

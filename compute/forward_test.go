@@ -10,11 +10,11 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
 	"svc/cluster"
 	"svc/cluster/clustertest"
 	"svc/compute/member"
 	"svc/compute/wire"
+	"svc/platform/apierr"
 	"svc/workflow"
 )
 

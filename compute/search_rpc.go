@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/compute/wire"
 	"svc/entity"
+	"svc/platform/apierr"
 	"svc/search"
 	"svc/storage"
 )

@@ -19,7 +19,7 @@ import (
 	"svc/cluster"
 	"svc/compute/pb/cloudapi"
 	"svc/compute/wire"
-	"svc/config"
+	"svc/platform/config"
 )
 
 // Config is the server side of the compute protocol.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"svc/compute/member"
-	"svc/config"
+	"svc/platform/config"
 )
 
 // selfSigned writes a fresh certificate for 127.0.0.1 and its key.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/predicate"
 	"svc/storage"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // DeleteEach deletes the given entities one by one through Delete (a

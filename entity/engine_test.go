@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"

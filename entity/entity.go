@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

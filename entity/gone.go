@@ -3,7 +3,7 @@ package entity
 import (
 	"context"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ErrClientGone ends work whose client closed its connection: nobody is

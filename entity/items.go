@@ -5,7 +5,7 @@ import (
 	"context"
 	"strconv"
 
-	"svc/jsondoc"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

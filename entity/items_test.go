@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"svc/apierr"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // MergePatch applies an RFC 7396 merge patch to target: members of a patch

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
-	"svc/apierr"
 	"svc/infer"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

@@ -3,7 +3,7 @@ package entity
 import (
 	"strconv"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Amplification limit: a body of empty objects is ~3 bytes an entity, so

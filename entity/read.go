@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/buger/jsonparser"
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/predicate"
 	"svc/storage"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/txtoken"
 	"svc/workflow"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/buger/jsonparser"
 
-	"svc/apierr"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

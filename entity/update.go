@@ -11,9 +11,9 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/infer"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

@@ -3,7 +3,7 @@ package entity
 import (
 	"context"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

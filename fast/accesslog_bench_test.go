@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // BenchmarkAccessLog is the help-topic request with SVC_ACCESS_LOG off and

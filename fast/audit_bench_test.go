@@ -7,10 +7,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/audit"
-	"svc/config"
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 )

@@ -10,9 +10,9 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/audit"
-	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/storage/memory"
 	"svc/workflow"

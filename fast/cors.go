@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // browserTimeout bounds one headless Chromium run; the page itself gets a

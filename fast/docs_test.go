@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 var pageRefs = regexp.MustCompile(`(?:src|href)="([^"]*)"`)

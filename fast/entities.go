@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
 	"svc/entity"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

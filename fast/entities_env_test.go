@@ -12,10 +12,10 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

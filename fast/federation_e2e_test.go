@@ -12,10 +12,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/authcache"
-	"svc/config"
 	"svc/iam"
 	"svc/iam/federation"
 	"svc/iam/federation/federationtest"
+	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 )

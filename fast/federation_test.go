@@ -10,10 +10,10 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/iam"
 	"svc/iam/federation"
 	"svc/iam/federation/federationtest"
+	"svc/platform/config"
 	"svc/storage/memory"
 )
 

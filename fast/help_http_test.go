@@ -8,8 +8,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/config"
 	"svc/help"
+	"svc/platform/config"
 )
 
 func errorCodeOf(t *testing.T, body []byte) string {

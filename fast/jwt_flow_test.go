@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
 	"svc/iam"
+	"svc/platform/config"
 )
 
 func TestJWTWholeFlow(t *testing.T) {

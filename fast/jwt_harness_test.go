@@ -20,8 +20,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/authcache"
-	"svc/config"
 	"svc/iam"
+	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 )

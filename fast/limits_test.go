@@ -16,7 +16,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // liveServer serves s on loopback listeners until the test ends and returns

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
+	"svc/platform/config"
 	"svc/storage"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/iam"
+	"svc/platform/config"
 )
 
 type panicAuth struct{}

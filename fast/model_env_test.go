@@ -14,9 +14,9 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/pgtest"

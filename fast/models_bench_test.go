@@ -7,8 +7,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/model"
+	"svc/platform/config"
 	"svc/storage/memory"
 )
 

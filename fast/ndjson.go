@@ -12,8 +12,8 @@ import (
 	"github.com/valyala/bytebufferpool"
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
 	"svc/entity"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

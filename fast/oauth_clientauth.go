@@ -8,10 +8,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/iam"
+	"svc/platform/config"
+	"svc/platform/throttle"
 	"svc/storage"
-	"svc/throttle"
 )
 
 // Client authentication of the OAuth endpoints (token, introspection,

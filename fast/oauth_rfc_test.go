@@ -20,8 +20,8 @@ import (
 	"svc/authcache"
 	"svc/compute"
 	"svc/compute/member"
-	"svc/config"
 	"svc/iam"
+	"svc/platform/config"
 )
 
 const formCT = "application/x-www-form-urlencoded"

@@ -5,8 +5,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
 	"svc/iam/federation"
+	"svc/platform/apierr"
 )
 
 // OIDC providers: /oauth/oidc/providers… (admin per the route table).

@@ -33,7 +33,7 @@ import (
 	v3high "github.com/pb33f/libopenapi/datamodel/high/v3"
 	"gopkg.in/yaml.v3"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // servedDoc fetches /openapi.json through the whole middleware chain.

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"svc/telemetry"
+	"svc/platform/telemetry"
 )
 
 // traced is instrument with OpenTelemetry on (SVC_OTEL_ENABLED): one server

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
-	"svc/telemetry"
-	"svc/telemetry/otlptest"
+	"svc/platform/config"
+	"svc/platform/telemetry"
+	"svc/platform/telemetry/otlptest"
 )
 
 // TestHTTPSpansReachAnOTLPReceiver: with telemetry on, each request is a

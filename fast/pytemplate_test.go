@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"svc/audit"
-	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"

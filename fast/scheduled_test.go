@@ -11,9 +11,9 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/audit"
-	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/config"
 	"svc/scheduler"
 	"svc/search"
 	"svc/storage"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/search"
 )
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"

@@ -16,18 +16,18 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/audit"
-	"svc/config"
 	"svc/entity"
 	"svc/help"
 	"svc/iam"
 	"svc/iam/federation"
 	"svc/model"
+	"svc/platform/config"
+	"svc/platform/telemetry"
+	"svc/platform/throttle"
 	"svc/search"
 	"svc/sqlschema"
 	"svc/storage"
 	"svc/streamdata"
-	"svc/telemetry"
-	"svc/throttle"
 )
 
 // Authenticator resolves the principal of a request. Mock mode returns a

@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"gopkg.in/yaml.v3"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 func newTestServer(t testing.TB, mutate ...func(*config.Config)) *Server {

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // SQL access extensions (issue 17): POST {ctx}/sql/query runs one

@@ -3,7 +3,7 @@ package fast
 import (
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 func init() { registerArea(sqlSchemaHandlers) }

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/sqlschema"
 	"svc/storage"

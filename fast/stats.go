@@ -5,8 +5,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
 	"svc/entity"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/streamdata"
 )
 

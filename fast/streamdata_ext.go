@@ -4,7 +4,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/streamdata"
 )
 

@@ -15,9 +15,9 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/config"
 	"svc/entity"
 	"svc/model"
+	"svc/platform/config"
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"

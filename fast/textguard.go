@@ -7,8 +7,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 )
 
 // Text svc stores is UTF-8 without NUL characters or unpaired surrogates,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/jsondoc"
+	"svc/platform/jsondoc"
 )
 
 // FuzzRequestTextFault drives the request guard with arbitrary path

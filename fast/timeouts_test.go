@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 func TestHTTPTimeoutFallbacks(t *testing.T) {

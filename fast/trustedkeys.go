@@ -3,8 +3,8 @@ package fast
 import (
 	"github.com/valyala/fasthttp"
 
-	"svc/apierr"
 	"svc/iam/federation"
+	"svc/platform/apierr"
 )
 
 // Trusted keys: /oauth/keys/trusted… (admin; middleware enforces ROLE_ADMIN).

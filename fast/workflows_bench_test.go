@@ -6,10 +6,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/config"
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/config"
 	"svc/storage/memory"
 	"svc/workflow"
 )

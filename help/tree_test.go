@@ -9,7 +9,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // requiredTopics are the topics issue 2 asks for, besides one errors.<CODE>
@@ -138,7 +138,7 @@ func TestEveryEmittedErrorCodeHasTopic(t *testing.T) {
 func TestErrorScannerFindsEveryForm(t *testing.T) {
 	src := `package x
 
-import "svc/apierr"
+import "svc/platform/apierr"
 
 const (
 	ConstCode = "C_CONST"

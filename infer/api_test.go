@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 func mustIngest(t testing.TB, m *Model, docs ...string) *Model {

@@ -1,6 +1,6 @@
 package infer
 
-import "svc/apierr"
+import "svc/platform/apierr"
 
 // ChangeLevel says how far an entity write may widen a LOCKED model. Levels
 // form a hierarchy: each permits the changes of every lower level.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Check validates doc against a LOCKED model m under level. widened == nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 const checkBase = `{"name":"x","age":30,"price":1.5,"addr":{"zip":"1"},"tags":["a","b"],"items":[{"k":1}],"m":[[1,2]],"d":"2024-01-15","n":null}`

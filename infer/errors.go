@@ -3,7 +3,7 @@ package infer
 import (
 	"fmt"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Errors are *apierr.Error so the HTTP layer renders them without a mapping

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"sync"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // walker holds the reusable state of one document pass: the tokenizer with

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 func wantLimit(t *testing.T, err error, limit string) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ParseSimpleView reads a SIMPLE_VIEW export back into a model. It takes the

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"unicode/utf8"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // tokenKind is what the tokenizer found next.

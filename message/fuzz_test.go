@@ -6,8 +6,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage/memory"
 )
 

@@ -14,8 +14,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

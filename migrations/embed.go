@@ -1,10 +1,14 @@
-// Package migrations holds the PostgreSQL schema as numbered SQL files,
-// embedded in the binary and applied in order by storage/postgres.
+// Package migrations holds each SQL engine's schema as numbered files,
+// embedded in the binary and applied in order by that engine at start
+// (docs/ARCHITECTURE.md, "Storage").
 package migrations
 
 import "embed"
 
-// FS holds NNNN_name.sql files; the number is the schema version.
+// postgresFS holds postgres/NNNN_name.sql; the number is the schema version.
 //
-//go:embed *.sql
-var FS embed.FS
+//go:embed postgres/*.sql
+var postgresFS embed.FS
+
+// Postgres is the PostgreSQL engine's migrations, rooted at their directory.
+var Postgres = mustSub(postgresFS, "postgres")

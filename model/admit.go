@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"sync"
 
-	"svc/apierr"
 	"svc/infer"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

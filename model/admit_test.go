@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

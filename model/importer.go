@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"svc/apierr"
 	"svc/infer"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/infer"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 

@@ -3,7 +3,7 @@ package model
 import (
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
 	"svc/infer"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

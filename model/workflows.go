@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"svc/jsondoc"
+	"svc/platform/jsondoc"
 	"svc/storage"
 	"svc/workflow"
 )

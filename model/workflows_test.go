@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )

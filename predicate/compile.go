@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Meta is an entity's lifecycle fields as conditions see them. An empty

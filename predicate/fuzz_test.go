@@ -7,7 +7,7 @@ import (
 
 	"github.com/buger/jsonparser"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 var fuzzSeeds = []string{

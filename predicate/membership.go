@@ -4,7 +4,7 @@ import (
 	json "github.com/goccy/go-json"
 	"strconv"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // IN and NOT_IN (value an array) are the current Python client template's

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // testSchema is a model with plain, polymorphic, temporal, array and nested

@@ -11,12 +11,12 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
 	"svc/compute"
 	"svc/compute/member"
 	"svc/entity"
 	"svc/iam"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"

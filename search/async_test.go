@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )

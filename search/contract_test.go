@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"svc/apierr"
 	"svc/infer"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/predicate"
 	"svc/storage"
 	"svc/workflow"

@@ -15,9 +15,9 @@ import (
 	"github.com/buger/jsonparser"
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/compute/member"
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/predicate"
 	"svc/storage"
 	"svc/storage/memory"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/predicate"
 )
 

@@ -3,7 +3,7 @@ package search
 import (
 	"context"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 
 	"svc/storage"
 )

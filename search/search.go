@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"svc/apierr"
-	"svc/jsondoc"
+	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/predicate"
 	"svc/storage"
 	"svc/workflow"

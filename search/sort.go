@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/predicate"
 	"svc/storage"
 )

@@ -10,8 +10,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/infer"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

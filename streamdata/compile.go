@@ -11,8 +11,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
 	"svc/entity"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // defSeeds are definitions in every accepted form, and broken ones.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ref is a resolved column path: a lifecycle field or a data path.

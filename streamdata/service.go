@@ -10,7 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

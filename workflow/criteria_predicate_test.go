@@ -9,7 +9,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 func TestPredicateCriteriaEval(t *testing.T) {

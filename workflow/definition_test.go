@@ -7,7 +7,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // importBody wraps workflow JSON objects in an import request.

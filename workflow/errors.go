@@ -3,7 +3,7 @@ package workflow
 import (
 	"fmt"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Error codes the package emits (help/topics/errors/<CODE>.md).

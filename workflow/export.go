@@ -5,7 +5,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ExportResponse is the body of GET /model/{name}/{version}/workflow/export.

@@ -3,7 +3,7 @@ package workflow
 import (
 	"testing"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // FuzzParseImport feeds arbitrary bodies through the whole import pipeline:

@@ -7,7 +7,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ParseImport runs the checks of an import that need no model (notes §3.1

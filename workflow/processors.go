@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // runProcessors runs a transition's pipeline (notes §4.5). Processors run

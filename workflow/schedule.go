@@ -10,7 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // CodeScheduleFunctionInvalidResult is the error of a schedule function

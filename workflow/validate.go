@@ -8,7 +8,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // ConditionChecker validates a criterion's condition at import: that it

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Schema versions. The reference accepts 1.1 to 1.3; svc also accepts 1.0

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
 	"svc/fast"
+	"svc/platform/config"
 )
 
 // TestHelpScenarioAgainstRealServer runs a short, bounded load over

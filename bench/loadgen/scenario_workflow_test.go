@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
 	"svc/entity"
 	"svc/fast"
 	"svc/model"
+	"svc/platform/config"
 	"svc/storage/memory"
 	"svc/workflow"
 )

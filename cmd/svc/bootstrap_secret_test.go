@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 	"svc/storage/memory"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"svc/cluster"
-	"svc/config"
+	"svc/platform/config"
 	"svc/scheduler"
 	"svc/storage"
 )

@@ -9,9 +9,9 @@ import (
 
 	"svc/authcache"
 	"svc/compute"
-	"svc/config"
 	"svc/iam"
-	"svc/telemetry"
+	"svc/platform/config"
+	"svc/platform/telemetry"
 )
 
 // startCompute serves compute members on SVC_GRPC_PORT at

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // loadConfig reads the configuration every command shares (environment,

@@ -11,8 +11,8 @@ import (
 	"svc/cluster"
 	"svc/cluster/peer"
 	"svc/compute"
-	"svc/config"
 	"svc/fast"
+	"svc/platform/config"
 	"svc/txtoken"
 )
 

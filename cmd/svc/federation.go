@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"svc/authcache"
-	"svc/config"
 	"svc/iam/federation"
-	"svc/netguard"
+	"svc/platform/config"
+	"svc/platform/netguard"
 )
 
 // federationServices are the trusted-key and OIDC-provider services of jwt

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"svc/authcache"
-	"svc/config"
 	"svc/fast"
 	"svc/iam"
+	"svc/platform/config"
 	"svc/storage"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"svc/config"
 	"svc/help"
+	"svc/platform/config"
 )
 
 // helpCmd renders the topic list, or one topic, to w. The words of

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // TestCommandsShareServeConfiguration: health and migrate read the .env

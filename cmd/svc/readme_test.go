@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // TestReadmeDocumentsEveryVariable keeps the README's configuration

@@ -3,7 +3,7 @@ package main
 import (
 	"log/slog"
 
-	"svc/config"
+	"svc/platform/config"
 	"svc/search"
 )
 

@@ -13,16 +13,16 @@ import (
 
 	"svc/audit"
 	"svc/compute"
-	"svc/config"
 	"svc/entity"
 	"svc/fast"
 	"svc/help"
 	"svc/model"
+	"svc/platform/config"
+	"svc/platform/telemetry"
 	"svc/scheduler"
 	"svc/search"
 	"svc/sqlschema"
 	"svc/streamdata"
-	"svc/telemetry"
 	"svc/workflow"
 )
 

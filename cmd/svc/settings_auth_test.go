@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/netguard/netguardtest"
+	"svc/platform/netguard/netguardtest"
 )
 
 // jwtEnv is jwt mode on the memory engine with a fresh signing key and the

@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"testing"
 
-	"svc/telemetry/otlptest"
+	"svc/platform/telemetry/otlptest"
 )
 
 // TestServeExportsOTLPWhenEnabled runs the binary with the standard

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 // awaitingEffect are the settings allowed to name no test yet, each with

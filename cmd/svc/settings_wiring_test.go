@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"svc/config"
 	"svc/iam/federation"
-	"svc/netguard"
+	"svc/platform/config"
+	"svc/platform/netguard"
 	"svc/scheduler"
 	"svc/search"
 	"svc/storage/postgres"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"svc/config"
+	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/postgres"

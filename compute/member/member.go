@@ -26,7 +26,7 @@ import (
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
-	"svc/config"
+	"svc/platform/config"
 )
 
 // Config says where to connect and as whom.

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"svc/config"
+	"svc/platform/config"
 )
 
 func TestConfigFromComputeSettings(t *testing.T) {

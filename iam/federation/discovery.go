@@ -12,7 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/netguard"
+	"svc/platform/netguard"
 )
 
 // DiscoveryDoc is the part of an OpenID Provider Configuration svc uses.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/netguard"
+	"svc/platform/netguard"
 )
 
 func tlsFetcher(srv *httptest.Server) *fetcher {

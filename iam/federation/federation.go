@@ -10,7 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Leeway is the clock skew allowed on exp, nbf and iat.

@@ -10,7 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // RSA modulus bounds: below 2048 bits is breakable, above 4096 bits turns

@@ -17,8 +17,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
-	"svc/apierr"
-	"svc/netguard"
+	"svc/platform/apierr"
+	"svc/platform/netguard"
 	"svc/storage"
 )
 

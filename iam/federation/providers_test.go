@@ -11,9 +11,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"svc/apierr"
 	"svc/authcache"
-	"svc/netguard/netguardtest"
+	"svc/platform/apierr"
+	"svc/platform/netguard/netguardtest"
 	"svc/storage"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 

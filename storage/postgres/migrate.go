@@ -22,7 +22,7 @@ type migration struct {
 }
 
 func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrations.FS, ".")
+	entries, err := fs.ReadDir(migrations.Postgres, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("migration %s: name must start with a number and _", e.Name())
 		}
-		b, err := fs.ReadFile(migrations.FS, e.Name())
+		b, err := fs.ReadFile(migrations.Postgres, e.Name())
 		if err != nil {
 			return nil, err
 		}

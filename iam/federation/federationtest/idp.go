@@ -19,7 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"svc/netguard"
+	"svc/platform/netguard"
 )
 
 var (

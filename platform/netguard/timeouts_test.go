@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/netguard/netguardtest"
+	"svc/platform/netguard/netguardtest"
 )
 
 // TestFetchTimeoutsNameTheirStage: each of the three timeouts ends the

@@ -13,10 +13,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"svc/platform/telemetry"
+	"svc/platform/telemetry/otlptest"
 	"svc/storage"
 	"svc/storage/memory"
-	"svc/telemetry"
-	"svc/telemetry/otlptest"
 	"svc/workflow"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"svc/netguard/netguardtest"
+	"svc/platform/netguard/netguardtest"
 )
 
 func opts(r *net.Resolver) Options {

@@ -3,7 +3,7 @@ package jsondoc
 import (
 	"errors"
 
-	"svc/apierr"
+	"svc/platform/apierr"
 )
 
 // Problem is the API's 400 for a document Check refused. A syntax error
