@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svc/audit"
+	"svc/cluster/invalidate"
 	"svc/compute"
 	"svc/entity"
 	"svc/fast"
@@ -64,7 +65,7 @@ func serve() int {
 		return 1
 	}
 	defer cl.Close()
-	st.IAM = announceIAM(st.IAM, cl, log)
+	st.IAM = invalidate.AnnounceIAM(st.IAM, cl, log)
 	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
 	searchSvc.Start()
 	defer func() {
