@@ -13,7 +13,7 @@ import (
 
 	"svc/audit"
 	"svc/cluster/invalidate"
-	"svc/compute"
+	"svc/compute/crud"
 	"svc/entity"
 	"svc/fast"
 	"svc/help"
@@ -152,7 +152,7 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	grpcSrv, err := startCompute(cfg, jwt, tel, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
+	grpcSrv, err := startCompute(cfg, jwt, tel, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
 		ErrorStatus: fast.ErrorStatus}, xn.grpcOptions()...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
