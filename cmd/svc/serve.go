@@ -143,7 +143,7 @@ func serve() int {
 			return 1
 		}
 		defer jwt.Close()
-		deps.Auth, deps.IAM = jwt.auth, jwt.deps
+		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
 		fed.onChange(jwt.cache.Purge)
 	}
 	defer wireClusterWide(cl, modelSvc, ew.Sets, st.Models, fed, jwt, cfg.StartupTimeout, log)()
