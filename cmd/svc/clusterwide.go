@@ -9,6 +9,7 @@ import (
 	"svc/cluster"
 	"svc/model"
 	"svc/storage"
+	"svc/storage/modelcache"
 	"svc/workflow"
 )
 
@@ -28,7 +29,7 @@ type modelChange struct {
 // drops the other nodes' decoded schema and compiled workflows of it. The
 // changing node has already updated its own copies, so it ignores its own
 // message. storeForget, when not nil, drops the tenant's cached model
-// records (storage.ModelCache on PostgreSQL) before the decoded copies go,
+// records (modelcache.Cache on PostgreSQL) before the decoded copies go,
 // so the next read sees the other node's write, not the lease's.
 func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, storeForget func(tenant string), log *slog.Logger) func() {
 	self := cl.Self().ID
@@ -293,7 +294,7 @@ func (r revokedNotify) RevokeToken(ctx context.Context, t *storage.RevokedToken)
 // unsubscribes. jwt is nil in mock mode.
 func wireClusterWide(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, modelStore storage.Models, fed *federationServices, jwt *jwtMode, timeout time.Duration, log *slog.Logger) func() {
 	var storeForget func(string)
-	if c, ok := modelStore.(*storage.ModelCache); ok {
+	if c, ok := modelStore.(*modelcache.Cache); ok {
 		storeForget = c.Invalidate
 	}
 	stopModels := wireModelInvalidation(cl, models, sets, storeForget, log)
