@@ -4,8 +4,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-func init() { registerArea(accountHandlers) }
-
 // accountHandlers serves GET /account from the principal. The subscription
 // is the reference's fixed "unlimited" one; /account/subscriptions stays
 // 501 NOT_IMPLEMENTED, as in the reference.

@@ -10,8 +10,6 @@ import (
 	"svc/storage"
 )
 
-func init() { registerArea(auditHandlers) }
-
 // auditHandlers serves /audit/entity/… when an audit service is
 // configured. Reads run in the principal's tenant: another tenant's entity
 // is 404.

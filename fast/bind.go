@@ -7,17 +7,39 @@ import "github.com/valyala/fasthttp"
 // lets an area switch itself off when its dependency is not configured.
 type areaBinder func(s *Server) map[string]fasthttp.RequestHandler
 
-// binders is filled by each area's handler file in an init function, so
-// adding an area touches no shared file.
-var binders []areaBinder
-
-func registerArea(b areaBinder) { binders = append(binders, b) }
+// areas lists every API area's handlers, explicitly: a new area adds its
+// binder here. A later area's handler for the same operation replaces an
+// earlier one's.
+func areas() []areaBinder {
+	return []areaBinder{
+		accountHandlers,
+		auditHandlers,
+		clientHandlers,
+		entityHandlers,
+		keypairHandlers,
+		messageHandlers,
+		modelHandlers,
+		ndjsonHandlers,
+		oauthHandlers,
+		oauthExtHandlers,
+		oidcHandlers,
+		searchHandlers,
+		searchCompatHandlers,
+		sqlQueryHandlers,
+		sqlSchemaHandlers,
+		statsHandlers,
+		streamDataHandlers,
+		streamDataExtHandlers,
+		trustedKeyHandlers,
+		workflowHandlers,
+	}
+}
 
 // bindHandlers attaches area handlers to the route table before the router
 // and the OpenAPI document are built.
 func (s *Server) bindHandlers() {
 	byOp := map[string]fasthttp.RequestHandler{}
-	for _, b := range binders {
+	for _, b := range areas() {
 		for op, h := range b(s) {
 			if h != nil {
 				byOp[op] = h

@@ -11,18 +11,16 @@ import (
 
 // Machine clients (spec 4.5): every operation is tenant-scoped by the
 // caller's principal; another tenant's client reads as not found.
-func init() {
-	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
-		if s.deps.IAM == nil || s.deps.IAM.Clients == nil {
-			return nil
-		}
-		return map[string]fasthttp.RequestHandler{
-			"listTechnicalUsers":       s.listClients,
-			"createTechnicalUser":      s.createClient,
-			"resetTechnicalUserSecret": s.rotateClientSecret,
-			"deleteTechnicalUser":      s.deleteClient,
-		}
-	})
+func clientHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	if s.deps.IAM == nil || s.deps.IAM.Clients == nil {
+		return nil
+	}
+	return map[string]fasthttp.RequestHandler{
+		"listTechnicalUsers":       s.listClients,
+		"createTechnicalUser":      s.createClient,
+		"resetTechnicalUserSecret": s.rotateClientSecret,
+		"deleteTechnicalUser":      s.deleteClient,
+	}
 }
 
 type clientDTO struct {

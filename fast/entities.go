@@ -16,8 +16,6 @@ import (
 	"svc/storage"
 )
 
-func init() { registerArea(entityHandlers) }
-
 // entityHandlers serves /entity/… when an entity service is configured.
 // Every operation runs in the principal's tenant: another tenant's entity
 // is absent (404).

@@ -15,19 +15,17 @@ import (
 // they sign every tenant's tokens, so only an administrator of the bootstrap
 // tenant manages them (DECISIONS, IAM); the route table's Admin level is
 // checked first, serviceAdmin narrows it.
-func init() {
-	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
-		if s.deps.IAM == nil || s.deps.IAM.Keys == nil {
-			return nil
-		}
-		return map[string]fasthttp.RequestHandler{
-			"getCurrentJwtKeyPair": s.serviceAdmin(s.currentKeypair),
-			"issueJwtKeyPair":      s.serviceAdmin(s.issueKeypair),
-			"invalidateJwtKeyPair": s.serviceAdmin(s.invalidateKeypair),
-			"reactivateJwtKeyPair": s.serviceAdmin(s.reactivateKeypair),
-			"deleteJwtKeyPair":     s.serviceAdmin(s.deleteKeypair),
-		}
-	})
+func keypairHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	if s.deps.IAM == nil || s.deps.IAM.Keys == nil {
+		return nil
+	}
+	return map[string]fasthttp.RequestHandler{
+		"getCurrentJwtKeyPair": s.serviceAdmin(s.currentKeypair),
+		"issueJwtKeyPair":      s.serviceAdmin(s.issueKeypair),
+		"invalidateJwtKeyPair": s.serviceAdmin(s.invalidateKeypair),
+		"reactivateJwtKeyPair": s.serviceAdmin(s.reactivateKeypair),
+		"deleteJwtKeyPair":     s.serviceAdmin(s.deleteKeypair),
+	}
 }
 
 // serviceAdmin lets through only ROLE_ADMIN of the bootstrap tenant

@@ -6,8 +6,6 @@ import (
 	"svc/message"
 )
 
-func init() { registerArea(messageHandlers) }
-
 // messageHandlers serves /message/… when a message store is configured.
 func messageHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	if s.deps.Messages == nil {

@@ -50,13 +50,11 @@ func methodIndex(m []byte) int {
 	return len(methodLabels) - 1
 }
 
-func init() {
-	// # HELP and # TYPE lines for every metric, so Prometheus reads the
-	// types natively (helpTexts fills in the help strings).
-	metrics.ExposeMetadata(true)
-}
-
 func newHTTPMetrics() *httpMetrics {
+	// # HELP and # TYPE lines for every metric, so Prometheus reads the
+	// types natively (helpTexts fills in the help strings). A process-wide
+	// switch of the metrics library; setting it again is harmless.
+	metrics.ExposeMetadata(true)
 	m := &httpMetrics{set: metrics.NewSet()}
 	m.set.NewGauge(`http_requests_in_flight`, func() float64 { return float64(m.inFlight.Load()) })
 	return m

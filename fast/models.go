@@ -9,8 +9,6 @@ import (
 	"svc/storage"
 )
 
-func init() { registerArea(modelHandlers) }
-
 // modelHandlers serves /model/… (except workflow import/export) when a
 // model service is configured. Every operation runs in the principal's
 // tenant: another tenant's model is absent (404).

@@ -88,8 +88,6 @@ func ndjsonDocs() map[string]opDoc {
 
 func eOf(status int, desc string) errDoc { return errDoc{status, desc} }
 
-func init() { registerArea(ndjsonHandlers) }
-
 func ndjsonHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	if s.deps.Entities == nil {
 		return nil

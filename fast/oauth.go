@@ -46,10 +46,8 @@ type SubjectVerifier interface {
 	VerifySubject(ctx context.Context, token string) (*iam.Principal, error)
 }
 
-func init() {
-	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
-		return map[string]fasthttp.RequestHandler{"getTechnicalUserToken": s.oauthToken}
-	})
+func oauthHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	return map[string]fasthttp.RequestHandler{"getTechnicalUserToken": s.oauthToken}
 }
 
 // maxTokenRequestBytes caps the token endpoint's form body.

@@ -13,10 +13,8 @@ const (
 	revokeOpID     = "revokeToken"
 )
 
-func init() {
-	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
-		return map[string]fasthttp.RequestHandler{introspectOpID: s.oauthIntrospect, revokeOpID: s.oauthRevoke}
-	})
+func oauthExtHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	return map[string]fasthttp.RequestHandler{introspectOpID: s.oauthIntrospect, revokeOpID: s.oauthRevoke}
 }
 
 func oauthExtensionRoutes() []Route {

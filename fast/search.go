@@ -9,8 +9,6 @@ import (
 	"svc/search"
 )
 
-func init() { registerArea(searchHandlers) }
-
 // searchHandlers serves /search/… when a search service is configured;
 // the async operations also need its job store.
 func searchHandlers(s *Server) map[string]fasthttp.RequestHandler {

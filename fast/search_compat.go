@@ -12,14 +12,12 @@ import "github.com/valyala/fasthttp"
 
 const opSearchAsArray = "searchEntitiesAsArray"
 
-func init() {
-	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {
-		if s.deps.Search == nil {
-			return nil
-		}
-		h := &searchAPI{s: s, svc: s.deps.Search}
-		return map[string]fasthttp.RequestHandler{opSearchAsArray: func(ctx *fasthttp.RequestCtx) { h.search(ctx, true) }}
-	})
+func searchCompatHandlers(s *Server) map[string]fasthttp.RequestHandler {
+	if s.deps.Search == nil {
+		return nil
+	}
+	h := &searchAPI{s: s, svc: s.deps.Search}
+	return map[string]fasthttp.RequestHandler{opSearchAsArray: func(ctx *fasthttp.RequestCtx) { h.search(ctx, true) }}
 }
 
 // searchCompatRoutes are the extension routes of the search area.

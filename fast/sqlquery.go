@@ -71,8 +71,6 @@ func sqlExtensionDocs() map[string]opDoc {
 	}
 }
 
-func init() { registerArea(sqlQueryHandlers) }
-
 func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	svc := s.deps.SQLSchema
 	if svc == nil {

@@ -6,8 +6,6 @@ import (
 	"svc/platform/apierr"
 )
 
-func init() { registerArea(sqlSchemaHandlers) }
-
 // sqlSchemaHandlers serves the nine /sql/schema/… operations when an SQL
 // schema service is configured. Every operation runs in the principal's
 // tenant: another tenant's schema is absent (404).

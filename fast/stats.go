@@ -10,8 +10,6 @@ import (
 	"svc/storage"
 )
 
-func init() { registerArea(statsHandlers) }
-
 // statsHandlers serves /entity/stats… from the entity service.
 func statsHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	svc := s.deps.Entities

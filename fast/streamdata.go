@@ -13,8 +13,6 @@ import (
 	"svc/streamdata"
 )
 
-func init() { registerArea(streamDataHandlers) }
-
 // streamDataHandlers serves /platform-api/stream-data/… when a stream-data
 // service is configured.
 func streamDataHandlers(s *Server) map[string]fasthttp.RequestHandler {

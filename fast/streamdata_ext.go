@@ -42,8 +42,6 @@ func streamDataExtDocs() map[string]opDoc {
 	}
 }
 
-func init() { registerArea(streamDataExtHandlers) }
-
 func streamDataExtHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	svc := s.deps.StreamData
 	if svc == nil {

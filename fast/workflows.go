@@ -4,8 +4,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-func init() { registerArea(workflowHandlers) }
-
 // workflowHandlers serves a model's workflow import and export
 // (entity-workflow.md §3.1) when a model service is configured, in the
 // principal's tenant: another tenant's model is absent (404).
