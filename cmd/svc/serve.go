@@ -24,6 +24,7 @@ import (
 	"svc/search"
 	"svc/sqlschema"
 	"svc/streamdata"
+	"svc/traced"
 	"svc/workflow"
 )
 
@@ -96,7 +97,7 @@ func serve() int {
 	}
 	defer xn.close()
 	ew := entity.NewEngineWorkflow(engine)
-	entitySvc := entity.New(tel.Entities(st.Entities), st.Models, entity.GateOf(modelSvc),
+	entitySvc := entity.New(traced.Entities(tel, st.Entities), st.Models, entity.GateOf(modelSvc),
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
@@ -160,7 +161,7 @@ func serve() int {
 	}
 	defer grpcSrv.Stop()
 	xn.attach(grpcSrv)
-	engine.Dispatcher = tel.Dispatch(grpcSrv)
+	engine.Dispatcher = traced.Dispatch(tel, grpcSrv)
 	// Scheduled transitions fire from here; function schedules and
 	// processors need the dispatcher above.
 	stopSched := func() {}

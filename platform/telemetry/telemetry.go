@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -140,6 +142,43 @@ func (t *T) Propagator() propagation.TextMapPropagator { return t.prop }
 // HTTPDuration records one HTTP request.
 func (t *T) HTTPDuration(ctx context.Context, seconds float64, attrs ...attribute.KeyValue) {
 	t.httpDuration.Record(ctx, seconds, metric.WithAttributes(attrs...))
+}
+
+// StorageOp starts the span and duration sample of one entity storage
+// operation (traced.Entities); the returned function ends both with the
+// operation's error.
+func (t *T) StorageOp(ctx context.Context, name, tenant string) (context.Context, func(error)) {
+	start := time.Now()
+	ctx, span := t.StartSpan(ctx, "storage.entities."+name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("svc.tenant", tenant), attribute.String("db.operation.name", name)))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		t.storageDuration.Record(ctx, time.Since(start).Seconds(),
+			metric.WithAttributes(attribute.String("db.operation.name", name), attribute.Bool("error", err != nil)))
+	}
+}
+
+// DispatchOp starts the client span and duration sample of one compute
+// dispatch of kind (processor, criteria, function) to the named
+// function (traced.Dispatch).
+func (t *T) DispatchOp(ctx context.Context, kind, name, tags, tenant, transition string) (context.Context, func(error)) {
+	begin := time.Now()
+	ctx, span := t.StartSpan(ctx, "compute.dispatch."+kind, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("svc.compute.function", name), attribute.String("svc.compute.tags", tags),
+			attribute.String("svc.tenant", tenant), attribute.String("svc.workflow.transition", transition)))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		t.dispatchDuration.Record(ctx, time.Since(begin).Seconds(),
+			metric.WithAttributes(attribute.String("svc.compute.kind", kind), attribute.Bool("error", err != nil)))
+	}
 }
 
 // spanKey is the user-value key under which the HTTP layer leaves the

@@ -1,14 +1,9 @@
-package telemetry
+package traced
 
 import (
 	"context"
-	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
+	"svc/platform/telemetry"
 	"svc/workflow"
 )
 
@@ -20,8 +15,8 @@ type Dispatcher interface {
 }
 
 // Dispatch wraps d so each compute dispatch is a client span and a duration
-// sample. Without telemetry it returns d itself.
-func (t *T) Dispatch(d Dispatcher) Dispatcher {
+// sample. Without telemetry (t nil) it returns d itself.
+func Dispatch(t *telemetry.T, d Dispatcher) Dispatcher {
 	if t == nil {
 		return d
 	}
@@ -30,23 +25,11 @@ func (t *T) Dispatch(d Dispatcher) Dispatcher {
 
 type tracedDispatcher struct {
 	d Dispatcher
-	t *T
+	t *telemetry.T
 }
 
 func (x *tracedDispatcher) start(ctx context.Context, kind, name string, c *workflow.Call) (context.Context, func(error)) {
-	begin := time.Now()
-	ctx, span := x.t.StartSpan(ctx, "compute.dispatch."+kind, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("svc.compute.function", name), attribute.String("svc.compute.tags", c.TagsCSV),
-			attribute.String("svc.tenant", c.Tenant), attribute.String("svc.workflow.transition", c.Transition)))
-	return ctx, func(err error) {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-		x.t.dispatchDuration.Record(ctx, time.Since(begin).Seconds(),
-			metric.WithAttributes(attribute.String("svc.compute.kind", kind), attribute.Bool("error", err != nil)))
-	}
+	return x.t.DispatchOp(ctx, kind, name, c.TagsCSV, c.Tenant, c.Transition)
 }
 
 func (x *tracedDispatcher) DispatchProcessor(ctx context.Context, call *workflow.ProcessorCall) (*workflow.ProcessorResult, error) {

@@ -1,21 +1,21 @@
-package telemetry
+// Package traced wraps the storage and dispatch interfaces so each call is
+// a span and a duration sample of platform/telemetry. It sits between the
+// command and the layers it wraps: platform knows no storage or domain
+// type, so the decorators live here (docs/ARCHITECTURE.md).
+package traced
 
 import (
 	"context"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
+	"svc/platform/telemetry"
 	"svc/storage"
 )
 
 // Entities wraps an entity store so each main operation is a span (a child
-// of the request's) and a duration sample. Without telemetry it returns
-// the store itself.
-func (t *T) Entities(st storage.Entities) storage.Entities {
+// of the request's) and a duration sample. Without telemetry (t nil) it
+// returns the store itself.
+func Entities(t *telemetry.T, st storage.Entities) storage.Entities {
 	if t == nil {
 		return st
 	}
@@ -26,22 +26,11 @@ func (t *T) Entities(st storage.Entities) storage.Entities {
 // History and DeleteModel pass through untraced.
 type tracedEntities struct {
 	storage.Entities
-	t *T
+	t *telemetry.T
 }
 
 func (e *tracedEntities) op(ctx context.Context, name, tenant string) (context.Context, func(error)) {
-	start := time.Now()
-	ctx, span := e.t.StartSpan(ctx, "storage.entities."+name, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("svc.tenant", tenant), attribute.String("db.operation.name", name)))
-	return ctx, func(err error) {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-		e.t.storageDuration.Record(ctx, time.Since(start).Seconds(),
-			metric.WithAttributes(attribute.String("db.operation.name", name), attribute.Bool("error", err != nil)))
-	}
+	return e.t.StorageOp(ctx, name, tenant)
 }
 
 func (e *tracedEntities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
