@@ -167,7 +167,7 @@ func (s *Server) exchange(ctx context.Context, c *workflow.Call, typ string, req
 }
 
 // memberFor picks a member of tenant serving tags: one connected here
-// first; in cluster mode (SetCluster) otherwise a live peer whose member
+// first; in cluster mode (Config.Cluster) otherwise a live peer whose member
 // tags match, returned as node with a nil member. With none it waits up
 // to DispatchWaitTimeout for a local join or a peer to show up (polling
 // membership every peerPoll). localOnly neither waits nor looks at peers.

@@ -34,14 +34,6 @@ const peerPoll = 200 * time.Millisecond
 // address satisfies it through ForwardFunc.
 type Forwarder func(ctx context.Context, node cluster.Node, path string, body []byte) ([]byte, error)
 
-// SetCluster turns on dispatch across nodes: a dispatch that finds no
-// local member looks for a live peer whose tags for the tenant match and
-// forwards the call to it. Called once, before the first dispatch; never
-// called with clustering off, so single-node dispatch is unchanged.
-func (s *Server) SetCluster(dir cluster.Directory, fwd Forwarder) {
-	s.dir, s.fwd = dir, fwd
-}
-
 // OnTagsChanged registers fn, called with a tenant's connected members'
 // tags whenever a member of that tenant joins or leaves this node and the
 // set changes: the sorted union of their tags, an empty non-nil slice

@@ -45,6 +45,12 @@ type Config struct {
 	// ServerOptions are added to the gRPC server's (telemetry's
 	// interceptors when SVC_OTEL_ENABLED is set).
 	ServerOptions []grpc.ServerOption
+	// Cluster and Forward turn on dispatch across nodes (cluster mode
+	// only): a dispatch that finds no local member looks in Cluster for a
+	// live peer whose tags for the tenant match and forwards the call to
+	// it with Forward. Without them single-node dispatch is unchanged.
+	Cluster cluster.Directory
+	Forward Forwarder
 }
 
 // CRUD is the part of the CloudEventsService beside startStreaming: the
@@ -69,7 +75,7 @@ type Server struct {
 	reg    *registry
 	grpc   *grpc.Server
 
-	// dir and fwd are set in cluster mode only (SetCluster).
+	// dir and fwd are set in cluster mode only (Config.Cluster, Forward).
 	dir cluster.Directory
 	fwd Forwarder
 	// tagsMu serialises tag reports (OnTagsChanged).
@@ -104,6 +110,9 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg, verify: verify, log: log, reg: newRegistry(), stopping: make(chan struct{}),
 		lastTags: map[string][]string{}}
+	if cfg.Cluster != nil && cfg.Forward != nil {
+		s.dir, s.fwd = cfg.Cluster, cfg.Forward
+	}
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgBytes),
 		// Client SDKs ping every 15-30 s, also between calls; the default

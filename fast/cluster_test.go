@@ -101,11 +101,11 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	}
 	txr := crud.NewTxRouter(crud.TxRouterConfig{Dir: view, Tokens: tokens, Timeout: e.proxyTimeout, AllowLoopback: true})
 	t.Cleanup(txr.Close)
-	csrv := compute.New(compute.Config{DispatchWaitTimeout: wait, ServerOptions: txr.ServerOptions()}, memberTokens{}, log)
 	pc := peer.NewClient(key, peer.ClientOptions{Timeout: 20 * time.Second, AllowLoopback: true})
-	csrv.SetCluster(view, func(ctx context.Context, n cluster.Node, path string, body []byte) ([]byte, error) {
-		return pc.Call(ctx, n.HTTPAddr, path, body)
-	})
+	csrv := compute.New(compute.Config{DispatchWaitTimeout: wait, ServerOptions: txr.ServerOptions(), Cluster: view,
+		Forward: func(ctx context.Context, n cluster.Node, path string, body []byte) ([]byte, error) {
+			return pc.Call(ctx, n.HTTPAddr, path, body)
+		}}, memberTokens{}, log)
 	csrv.OnTagsChanged(func(tenant string, tags []string) { e.mesh.SetTags(id, tenant, tags) })
 	mux := peer.NewMux(peer.NewGuard(key))
 	mux.Handle(compute.CalloutPath, csrv.ServeCallout)

@@ -45,6 +45,17 @@ type EntityCounter interface {
 	CountEntities(ctx context.Context, tenant string, key storage.ModelKey) (int64, error)
 }
 
+// StoreCounter is an EntityCounter over an entity store: serve builds the
+// model service before the entity service (which gates its writes through
+// the model service), so it counts in the store the entity service reads
+// (with its overlay, so a joined request sees its own writes).
+type StoreCounter struct{ Store storage.Entities }
+
+// CountEntities implements EntityCounter.
+func (c StoreCounter) CountEntities(ctx context.Context, tenant string, key storage.ModelKey) (int64, error) {
+	return c.Store.Count(ctx, tenant, key)
+}
+
 // Service runs model operations for one deployment. It is safe for
 // concurrent use.
 type Service struct {

@@ -43,6 +43,9 @@ type Options struct {
 	ReapInterval    time.Duration
 	Now             func() time.Time
 	OnBackgroundErr func(what string, err error)
+	// Dispatcher answers function conditions (the compute server); nil
+	// answers them 503 until SetDispatcher.
+	Dispatcher workflow.CriteriaDispatcher
 }
 
 // Service is the search domain service.
@@ -84,6 +87,9 @@ func New(models storage.Models, searcher storage.Searcher, jobs storage.SearchJo
 	}
 	// Requests that joined a transaction search its uncommitted writes too.
 	s := &Service{models: models, searcher: overlay.Searcher(searcher), jobs: jobs, opt: opt}
+	if opt.Dispatcher != nil {
+		s.SetDispatcher(opt.Dispatcher)
+	}
 	if jobs != nil {
 		s.pool = newPool(s)
 	}

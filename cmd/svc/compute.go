@@ -7,9 +7,8 @@ import (
 	"net"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"svc/authcache"
+	"svc/cluster"
 	"svc/compute"
 	"svc/compute/crud"
 	"svc/iam"
@@ -17,32 +16,41 @@ import (
 	"svc/platform/telemetry"
 )
 
-// startCompute serves compute members on SVC_GRPC_PORT at
-// SVC_GRPC_BIND_ADDRESS (loopback by default in mock mode), with TLS when SVC_TLS_CERT_FILE/KEY_FILE are set.
-// Members authenticate as HTTP clients do: the jwt verification chain in
-// jwt mode, the mock principal in mock mode. The caller owns the server
-// and stops it after the HTTP drain. svc are the domain services behind
-// the CRUD RPCs; extra are added to the server's options (the cluster
-// transaction router's interceptors).
-func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc crud.Services, extra ...grpc.ServerOption) (*compute.Server, error) {
+// newCompute builds the compute server (it dispatches, and listens once
+// listenCompute hands it the CRUD services). Members authenticate as HTTP
+// clients do: the jwt verification chain in jwt mode, the mock principal
+// in mock mode. In cluster mode it forwards dispatches through pr. The
+// caller owns the server and stops it after the HTTP drain.
+func newCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, pr *peers, cl cluster.Cluster, log *slog.Logger) (*compute.Server, error) {
 	ccfg, err := computeConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ccfg.ServerOptions = append(tel.GRPCServerOptions(), extra...)
-	var verify compute.TokenVerifier = compute.MockVerifier{Principal: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
+	ccfg.ServerOptions = tel.GRPCServerOptions()
+	pr.clusterDispatch(&ccfg, cl)
+	return compute.New(ccfg, verifier(cfg, jwt, log), log), nil
+}
+
+// verifier authenticates compute members and CRUD callers.
+func verifier(cfg *config.Config, jwt *jwtMode, log *slog.Logger) compute.TokenVerifier {
 	if jwt != nil {
-		verify = &authcache.TokenVerifier{C: jwt.cache, Log: log}
+		return &authcache.TokenVerifier{C: jwt.cache, Log: log}
 	}
+	return compute.MockVerifier{Principal: iam.MockPrincipal(cfg.MockKind, cfg.MockRoles)}
+}
+
+// listenCompute serves compute members on SVC_GRPC_PORT at
+// SVC_GRPC_BIND_ADDRESS (loopback by default in mock mode), with TLS when
+// SVC_TLS_CERT_FILE/KEY_FILE are set, and the CRUD RPCs over svc.
+func listenCompute(srv *compute.Server, cfg *config.Config, jwt *jwtMode, log *slog.Logger, svc crud.Services) error {
 	lis, err := net.Listen("tcp", net.JoinHostPort(cfg.GRPCListenHost(), fmt.Sprint(cfg.GRPCPort)))
 	if err != nil {
-		return nil, fmt.Errorf("listening on SVC_GRPC_BIND_ADDRESS/SVC_GRPC_PORT %s:%d: %w",
+		return fmt.Errorf("listening on SVC_GRPC_BIND_ADDRESS/SVC_GRPC_PORT %s:%d: %w",
 			config.DescribeHost(cfg.GRPCListenHost()), cfg.GRPCPort, err)
 	}
-	srv := compute.New(ccfg, verify, log)
-	srv.Start(lis, crud.New(svc, verify, log))
+	srv.Start(lis, crud.New(svc, verifier(cfg, jwt, log), log))
 	log.Info("compute gRPC listening", "addr", lis.Addr().String())
-	return srv, nil
+	return nil
 }
 
 // computeConfig reads the compute settings of svc's configuration, loading

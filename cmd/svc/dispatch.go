@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"google.golang.org/grpc"
-
 	"svc/cluster"
 	"svc/cluster/peer"
 	"svc/compute"
@@ -32,26 +30,20 @@ func txTokens(cfg *config.Config) (*txtoken.Signer, error) {
 	return txtoken.New(secret, cfg.NodeID, cfg.TxTokenTTL), nil
 }
 
-// crossNode is compute dispatch across nodes and transaction routing
-// (ops-cluster-storage.md §6.4, §6.5); nil with clustering off, when none
-// of it exists.
-type crossNode struct {
-	cl     cluster.Cluster
-	http   *fast.ClusterDeps
-	txr    *crud.TxRouter
+// peers is this node's side of the sealed node-to-node route: the key and
+// the client that forwards compute dispatches to other nodes; nil with
+// clustering off. It is built before the compute server, which forwards
+// through it; crossNode, built after, routes other nodes' calls to it.
+type peers struct {
+	key    *peer.Key
 	client *peer.Client
-	// csrv is set by attach, before the listeners serve.
-	csrv *compute.Server
-
-	stop chan struct{}
-	wg   sync.WaitGroup
+	loop   bool // a one-machine cluster: loopback peers may be dialled
+	// txr proxies a gRPC CRUD call carrying another node's transaction
+	// token to that node (its interceptors go into the compute server).
+	txr *crud.TxRouter
 }
 
-// newCrossNode builds the internal route (key, guard, client), the HTTP
-// transaction router's dependencies and the gRPC one. A node advertising
-// a loopback SVC_NODE_ADDR runs a one-machine cluster and may dial
-// loopback peers; otherwise loopback peers are refused.
-func newCrossNode(cfg *config.Config, cl cluster.Cluster, tokens *txtoken.Signer) (*crossNode, error) {
+func newPeers(cfg *config.Config, cl cluster.Cluster, tokens *txtoken.Signer) (*peers, error) {
 	if !cfg.ClusterEnabled {
 		return nil, nil
 	}
@@ -64,20 +56,66 @@ func newCrossNode(cfg *config.Config, cl cluster.Cluster, tokens *txtoken.Signer
 		return nil, err
 	}
 	loop := peer.LoopbackURL(cfg.NodeAddr)
-	x := &crossNode{cl: cl, stop: make(chan struct{}),
-		client: peer.NewClient(key, peer.ClientOptions{Timeout: cfg.DispatchForwardTimeout, AllowLoopback: loop})}
-	mux := peer.NewMux(peer.NewGuard(key))
-	mux.Handle(compute.CalloutPath, func(ctx context.Context, body []byte) ([]byte, error) {
-		return x.csrv.ServeCallout(ctx, body)
-	})
-	x.http = &fast.ClusterDeps{Dir: cl, Tokens: tokens, Internal: mux, ProxyTimeout: cfg.ProxyTimeout, AllowLoopback: loop}
 	var tlsCfg *tls.Config
 	if cfg.TLSCertFile != "" {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	x.txr = crud.NewTxRouter(crud.TxRouterConfig{Dir: cl, Tokens: tokens, GRPCPort: cfg.GRPCPort,
-		Timeout: cfg.ProxyTimeout, AllowLoopback: loop, TLS: tlsCfg})
-	return x, nil
+	return &peers{key: key, loop: loop,
+		client: peer.NewClient(key, peer.ClientOptions{Timeout: cfg.DispatchForwardTimeout, AllowLoopback: loop}),
+		txr: crud.NewTxRouter(crud.TxRouterConfig{Dir: cl, Tokens: tokens, GRPCPort: cfg.GRPCPort,
+			Timeout: cfg.ProxyTimeout, AllowLoopback: loop, TLS: tlsCfg})}, nil
+}
+
+// close closes the connections to transaction owners.
+func (p *peers) close() {
+	if p != nil {
+		p.txr.Close()
+	}
+}
+
+// forward calls node's internal route (compute.Forwarder).
+func (p *peers) forward(ctx context.Context, n cluster.Node, path string, body []byte) ([]byte, error) {
+	return p.client.Call(ctx, n.HTTPAddr, path, body)
+}
+
+// clusterDispatch sets the compute server's dispatch across nodes and the
+// gRPC transaction router's interceptors; with clustering off it leaves
+// ccfg single-node.
+func (p *peers) clusterDispatch(ccfg *compute.Config, cl cluster.Cluster) {
+	if p == nil {
+		return
+	}
+	ccfg.Cluster, ccfg.Forward = cl, p.forward
+	ccfg.ServerOptions = append(ccfg.ServerOptions, p.txr.ServerOptions()...)
+}
+
+// crossNode is compute dispatch across nodes and transaction routing
+// (ops-cluster-storage.md §6.4, §6.5); nil with clustering off, when none
+// of it exists.
+type crossNode struct {
+	cl   cluster.Cluster
+	http *fast.ClusterDeps
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// newCrossNode builds the internal route serving other nodes' dispatches
+// to csrv's members and the HTTP transaction router's dependencies, and
+// spreads csrv's members' tags in this node's membership
+// metadata. A node advertising a loopback SVC_NODE_ADDR runs a
+// one-machine cluster and may dial loopback peers; otherwise loopback
+// peers are refused.
+func newCrossNode(cfg *config.Config, cl cluster.Cluster, tokens *txtoken.Signer, p *peers, csrv *compute.Server) *crossNode {
+	if p == nil {
+		return nil
+	}
+	x := &crossNode{cl: cl, stop: make(chan struct{})}
+	mux := peer.NewMux(peer.NewGuard(p.key))
+	mux.Handle(compute.CalloutPath, csrv.ServeCallout)
+	x.http = &fast.ClusterDeps{Dir: cl, Tokens: tokens, Internal: mux, ProxyTimeout: cfg.ProxyTimeout, AllowLoopback: p.loop}
+	x.publishTags(csrv)
+	return x
 }
 
 // httpDeps is the HTTP layer's part; nil with clustering off.
@@ -88,26 +126,10 @@ func (x *crossNode) httpDeps() *fast.ClusterDeps {
 	return x.http
 }
 
-// grpcOptions are the gRPC transaction router's interceptors.
-func (x *crossNode) grpcOptions() []grpc.ServerOption {
-	if x == nil {
-		return nil
-	}
-	return x.txr.ServerOptions()
-}
-
-// attach turns on forwarding in the compute server and spreads its
-// members' tags in this node's membership metadata. The tags are
-// published by one goroutine, coalescing bursts, so a member's join never
-// waits for gossip.
-func (x *crossNode) attach(csrv *compute.Server) {
-	if x == nil {
-		return
-	}
-	x.csrv = csrv
-	csrv.SetCluster(x.cl, func(ctx context.Context, n cluster.Node, path string, body []byte) ([]byte, error) {
-		return x.client.Call(ctx, n.HTTPAddr, path, body)
-	})
+// publishTags spreads csrv's members' tags in this node's membership
+// metadata. The tags are published by one goroutine, coalescing bursts, so
+// a member's join never waits for gossip.
+func (x *crossNode) publishTags(csrv *compute.Server) {
 	// One publish up front covers a member that joined between the
 	// listener's start and this hook.
 	changed := make(chan struct{}, 1)
@@ -132,12 +154,11 @@ func (x *crossNode) attach(csrv *compute.Server) {
 	}()
 }
 
-// close stops the tag publisher and closes the connections to owners.
+// close stops the tag publisher.
 func (x *crossNode) close() {
 	if x == nil {
 		return
 	}
 	close(x.stop)
 	x.wg.Wait()
-	x.txr.Close()
 }

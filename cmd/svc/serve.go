@@ -23,6 +23,7 @@ import (
 	"svc/scheduler"
 	"svc/search"
 	"svc/sqlschema"
+	"svc/storage/overlay"
 	"svc/streamdata"
 	"svc/traced"
 	"svc/workflow"
@@ -67,20 +68,10 @@ func serve() int {
 	}
 	defer cl.Close()
 	st.IAM = invalidate.AnnounceIAM(st.IAM, cl, log)
-	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
-	searchSvc.Start()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		searchSvc.Stop(sctx)
-	}()
-	// The entity service gates writes through modelSvc (Admit) and must
-	// register itself as its EntityCounter (modelSvc.SetEntityCounter).
-	modelSvc := model.New(st.Models, nil, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
-		model.WithCacheLease(cfg.ModelCacheLease))
-	// The workflow engine's dispatcher is the compute server, set once it
-	// listens (below), before the first request.
-	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
+	// Construction order (docs/ARCHITECTURE.md): the compute server first
+	// (it only dispatches until it listens), then the domain services that
+	// dispatch to it, then the adapters over them; nothing is wired back
+	// with a setter.
 	// Routing tokens: the cluster secret in cluster mode, a secret of
 	// this process alone on a single node (entity-workflow.md §2.5).
 	tokens, err := txTokens(cfg)
@@ -88,26 +79,66 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	// Dispatch across nodes and transaction routing; nil (nothing) with
-	// clustering off.
-	xn, err := newCrossNode(cfg, cl, tokens)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "svc: cluster: %v\n", err)
-		return 1
-	}
-	defer xn.close()
-	ew := entity.NewEngineWorkflow(engine)
-	entitySvc := entity.New(traced.Entities(tel, st.Entities), st.Models, entity.GateOf(modelSvc),
-		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
-		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
-		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
-	modelSvc.SetEntityCounter(entitySvc)
 	fed, err := newFederation(cfg, st, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
 	defer fed.close()
+	var jwt *jwtMode
+	if cfg.IAMMode == "jwt" {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		jwt, err = startJWT(sctx, cfg, st.IAM, fed.externals(), log)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
+			return 1
+		}
+		defer jwt.Close()
+		fed.onChange(jwt.cache.Purge)
+	}
+	// The node-to-node route (nil with clustering off), then the compute
+	// server forwarding through it, then the route serving other nodes'
+	// dispatches to this one's members and the transaction routers.
+	pr, err := newPeers(cfg, cl, tokens)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: cluster: %v\n", err)
+		return 1
+	}
+	defer pr.close()
+	grpcSrv, err := newCompute(cfg, jwt, tel, pr, cl, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer grpcSrv.Stop()
+	xn := newCrossNode(cfg, cl, tokens, pr, grpcSrv)
+	defer xn.close()
+	dispatcher := traced.Dispatch(tel, grpcSrv)
+	// Function conditions of search, grouped stats and delete by
+	// condition go to the same members as workflow processors.
+	so := searchOptions(cfg, log)
+	so.Dispatcher = grpcSrv
+	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, so)
+	searchSvc.Start()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		searchSvc.Stop(sctx)
+	}()
+	// The entity service gates writes through modelSvc (Admit); modelSvc
+	// counts entities (unlock, delete) in the store the entity service
+	// reads, with the joined transaction's writes over it.
+	entities := overlay.Entities(traced.Entities(tel, st.Entities))
+	modelSvc := model.New(st.Models, model.StoreCounter{Store: entities}, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
+		model.WithCacheLease(cfg.ModelCacheLease))
+	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log,
+		Dispatcher: dispatcher}
+	ew := entity.NewEngineWorkflow(engine)
+	entitySvc := entity.New(entities, st.Models, entity.GateOf(modelSvc),
+		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
+		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
+		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
 	deps := fast.Deps{
 		Telemetry:  tel,
 		Help:       help.Default().WithVersion(version),
@@ -129,23 +160,13 @@ func serve() int {
 		OIDC:        fed.Providers,
 		Cluster:     xn.httpDeps(),
 	}
+	if jwt != nil {
+		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
+	}
 	if st.StreamConfigs != nil {
 		deps.StreamData = streamdata.New(streamdata.Deps{Configs: st.StreamConfigs, Indexes: st.StreamIndexes,
 			Models: st.Models, Planner: searchSvc, Searcher: st.Search, Pager: st.StreamPager, Deleter: entitySvc,
 			Explain: st.StreamExplain})
-	}
-	var jwt *jwtMode
-	if cfg.IAMMode == "jwt" {
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
-		jwt, err = startJWT(sctx, cfg, st.IAM, fed.externals(), log)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
-			return 1
-		}
-		defer jwt.Close()
-		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
-		fed.onChange(jwt.cache.Purge)
 	}
 	defer wireClusterWide(cl, modelSvc, ew.Sets, st.Models, fed, jwt, cfg.StartupTimeout, log)()
 	srv, err := fast.New(cfg, deps)
@@ -153,15 +174,11 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	grpcSrv, err := startCompute(cfg, jwt, tel, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
-		ErrorStatus: fast.ErrorStatus}, xn.grpcOptions()...)
-	if err != nil {
+	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
+		ErrorStatus: fast.ErrorStatus}); err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	defer grpcSrv.Stop()
-	xn.attach(grpcSrv)
-	engine.Dispatcher = traced.Dispatch(tel, grpcSrv)
 	// Scheduled transitions fire from here; function schedules and
 	// processors need the dispatcher above.
 	stopSched := func() {}
@@ -181,9 +198,6 @@ func serve() int {
 		}
 		defer stopSched()
 	}
-	// Function conditions of search, grouped stats and delete by
-	// condition go to the same members.
-	searchSvc.SetDispatcher(grpcSrv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
