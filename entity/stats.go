@@ -1,7 +1,6 @@
 package entity
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"sort"
@@ -120,13 +119,15 @@ func (s *Service) CountByState(ctx context.Context, tenant string, key *storage.
 	return out, nil
 }
 
-// GroupedRequest is the body of POST /entity/stats/{name}/{version}/query.
-type GroupedRequest struct {
-	GroupBy      []string          `json:"groupBy"`
-	Condition    json.RawMessage   `json:"condition"`
-	Aggregations []AggregationSpec `json:"aggregations"`
-	PointInTime  *string           `json:"pointInTime"`
-	Limit        *int              `json:"limit"`
+// GroupedQuery is a grouped statistics query, decoded by the adapter.
+type GroupedQuery struct {
+	GroupBy []string
+	// Condition is a condition document (nil or empty: every entity),
+	// parsed against the model.
+	Condition    json.RawMessage
+	Aggregations []AggregationSpec
+	At           *time.Time // nil: now
+	Limit        *int
 }
 
 // AggregationSpec is one requested aggregation.
@@ -206,21 +207,8 @@ type aggState struct {
 // GroupedStats serves the grouped statistics query over one model's live
 // entities (as of pointInTime when given). More distinct groups than
 // SVC_STATS_GROUP_MAX is 422 GROUP_CARDINALITY_EXCEEDED, whatever the limit.
-func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*Grouped, error) {
-	var req GroupedRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, statsErr("MALFORMED_REQUEST", "invalid request body: "+err.Error())
-	}
-	var at *time.Time
-	if req.PointInTime != nil {
-		t, err := time.Parse(time.RFC3339Nano, *req.PointInTime)
-		if err != nil {
-			return nil, statsErr("MALFORMED_REQUEST", "invalid pointInTime")
-		}
-		at = &t
-	}
+func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.ModelKey, req *GroupedQuery) (*Grouped, error) {
+	at := req.At
 	if len(req.GroupBy) == 0 {
 		return nil, statsErr("MISSING_GROUP_BY", "groupBy needs at least one entry")
 	}

@@ -165,7 +165,7 @@ func BenchmarkSQLViews(b *testing.B) {
 	b.Run("groupby-root/stats-api", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			g, err := env.ents.GroupedStats(ctx, "T", key, []byte(`{"groupBy":["$.category"]}`))
+			g, err := env.ents.GroupedStats(ctx, "T", key, &entity.GroupedQuery{GroupBy: []string{"$.category"}})
 			if err != nil {
 				b.Fatal(err)
 			}

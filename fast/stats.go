@@ -1,8 +1,11 @@
 package fast
 
 import (
+	"bytes"
 	"strconv"
+	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
 	"svc/entity"
@@ -148,7 +151,12 @@ func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
 		h.s.writeProblem(ctx, NewProblem(413, apierr.BadRequest, "request payload exceeds maximum allowed limit of 10MB"))
 		return
 	}
-	g, err := h.svc.GroupedStats(dctx(ctx), PrincipalOf(ctx).TenantID, key, b)
+	q, err := decodeGroupedQuery(b)
+	if err != nil {
+		h.fail(ctx, err)
+		return
+	}
+	g, err := h.svc.GroupedStats(dctx(ctx), PrincipalOf(ctx).TenantID, key, q)
 	if err != nil {
 		h.fail(ctx, err)
 		return
@@ -196,4 +204,33 @@ func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
 		}
 		return append(b, ']')
 	})
+}
+
+// groupedRequest is the body of the grouped statistics query.
+type groupedRequest struct {
+	GroupBy      []string                 `json:"groupBy"`
+	Condition    json.RawMessage          `json:"condition"`
+	Aggregations []entity.AggregationSpec `json:"aggregations"`
+	PointInTime  *string                  `json:"pointInTime"`
+	Limit        *int                     `json:"limit"`
+}
+
+// decodeGroupedQuery reads the grouped statistics body: unknown fields and
+// a pointInTime that is not RFC 3339 are 400 MALFORMED_REQUEST.
+func decodeGroupedQuery(body []byte) (*entity.GroupedQuery, error) {
+	var req groupedRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return nil, apierr.New("MALFORMED_REQUEST", "invalid request body: "+err.Error())
+	}
+	q := &entity.GroupedQuery{GroupBy: req.GroupBy, Condition: req.Condition, Aggregations: req.Aggregations, Limit: req.Limit}
+	if req.PointInTime != nil {
+		t, err := time.Parse(time.RFC3339Nano, *req.PointInTime)
+		if err != nil {
+			return nil, apierr.New("MALFORMED_REQUEST", "invalid pointInTime")
+		}
+		q.At = &t
+	}
+	return q, nil
 }
