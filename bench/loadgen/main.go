@@ -37,23 +37,40 @@ type Scenario struct {
 	PerRequest int
 }
 
-var scenarios = map[string]Scenario{
-	"help": {
-		Describe: "GET {ctx}/help/{topic} (public, precomputed body)",
-		Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
-			req.SetRequestURI(base + "/help/cli")
-			req.Header.SetMethod("GET")
+// scenarios are every scenario by name: the built-in ones below and, added
+// explicitly, each scenario file's.
+var scenarios = allScenarios()
+
+func allScenarios() map[string]Scenario {
+	s := baseScenarios()
+	authScenarios(s)
+	entityScenarios(s)
+	modelScenarios(s)
+	orderScenarios(s)
+	searchScenarios(s)
+	workflowScenarios(s)
+	return s
+}
+
+func baseScenarios() map[string]Scenario {
+	return map[string]Scenario{
+		"help": {
+			Describe: "GET {ctx}/help/{topic} (public, precomputed body)",
+			Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
+				req.SetRequestURI(base + "/help/cli")
+				req.Header.SetMethod("GET")
+			},
+			OK: func(s int) bool { return s == 200 },
 		},
-		OK: func(s int) bool { return s == 200 },
-	},
-	"health": {
-		Describe: "GET {ctx}/health",
-		Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
-			req.SetRequestURI(base + "/health")
-			req.Header.SetMethod("GET")
+		"health": {
+			Describe: "GET {ctx}/health",
+			Build: func(req *fasthttp.Request, base string, _ int, _ uint64) {
+				req.SetRequestURI(base + "/health")
+				req.Header.SetMethod("GET")
+			},
+			OK: func(s int) bool { return s == 200 },
 		},
-		OK: func(s int) bool { return s == 200 },
-	},
+	}
 }
 
 func main() {

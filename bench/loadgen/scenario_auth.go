@@ -12,7 +12,8 @@ import (
 
 // Authentication scenarios. Client credentials come from LOADGEN_CLIENT_ID
 // and LOADGEN_CLIENT_SECRET (for example svc's bootstrap client).
-func init() {
+// authScenarios adds the scenarios of this file to scenarios.
+func authScenarios(scenarios map[string]Scenario) {
 	scenarios["token"] = Scenario{
 		Describe: "POST {ctx}/oauth/token, client_credentials (one RS256 signature per request)",
 		Setup: func(*fasthttp.Client, string) error {

@@ -73,7 +73,8 @@ func createOne(c *fasthttp.Client, uri string, doc []byte) (string, error) {
 // getEntityURI is the entity the get scenario reads, created by its Setup.
 var getEntityURI string
 
-func init() {
+// entityScenarios adds the scenarios of this file to scenarios.
+func entityScenarios(scenarios map[string]Scenario) {
 	scenarios["create"] = Scenario{
 		Describe: "POST {ctx}" + entityModelPath + " (one ~1 KB entity per request; memory or PostgreSQL per the server)",
 		Setup:    entitySetup,

@@ -37,7 +37,8 @@ func importModelSample(c *fasthttp.Client, base string) error {
 	return nil
 }
 
-func init() {
+// modelScenarios adds the scenarios of this file to scenarios.
+func modelScenarios(scenarios map[string]Scenario) {
 	sample := modelSample()
 	scenarios["model-export"] = Scenario{
 		Describe: "GET {ctx}/model/export/SIMPLE_VIEW/loadgen/1 (model of a 1 KB sample)",

@@ -47,7 +47,8 @@ func docNumber(worker int, seq uint64, per int) int {
 	return int(seq)*per*64 + worker*per
 }
 
-func init() {
+// orderScenarios adds the scenarios of this file to scenarios.
+func orderScenarios(scenarios map[string]Scenario) {
 	scenarios["order-create"] = Scenario{
 		Describe: "POST {ctx}/entity/JSON/orders/1 (one ~1 KB order per request, values varying)",
 		Setup:    orderSetup("orders", ""),

@@ -59,7 +59,8 @@ func searchRequest(req *fasthttp.Request, base, cond string) {
 	req.SetBodyString(cond)
 }
 
-func init() {
+// searchScenarios adds the scenarios of this file to scenarios.
+func searchScenarios(scenarios map[string]Scenario) {
 	scenarios["search"] = Scenario{
 		Describe: "POST {ctx}/search/direct/" + searchModel + ` with $.u EQUALS <n> (1 match of 100k; GIN-indexed on PostgreSQL, a scan on memory)`,
 		Setup:    searchSetup,

@@ -37,7 +37,8 @@ func workflowSetup(c *fasthttp.Client, base string) error {
 	return nil
 }
 
-func init() {
+// workflowScenarios adds the scenarios of this file to scenarios.
+func workflowScenarios(scenarios map[string]Scenario) {
 	scenarios["create-workflow"] = Scenario{
 		Describe: "POST {ctx}" + workflowModelPath + " (one ~1 KB entity per request through NEW -criterion-> CHECKED -> DONE)",
 		Setup:    workflowSetup,
