@@ -2,6 +2,7 @@ package authcache
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 
@@ -53,9 +54,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, h []byte, from Origin)
 		switch {
 		case !jwtShaped(h[7:]):
 			reason, fail = "not-a-jwt", iam.ErrTokenMalformed
-		case err == ErrStale:
+		case errors.Is(err, ErrStale):
 			reason = "caches-stale"
-		case err == ErrRevoked:
+		case errors.Is(err, ErrRevoked):
 			reason = "token-revoked"
 		}
 	}

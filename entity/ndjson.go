@@ -154,7 +154,7 @@ func (l *lineReader) chunk(window int) (streamChunk, error) {
 	var ends []int
 	for len(ch.lines) < window {
 		line, err := l.line()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			ch.eof = true
 			break
 		}

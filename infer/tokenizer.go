@@ -2,6 +2,7 @@ package infer
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"unicode/utf8"
 
@@ -445,6 +446,6 @@ func hex4(b []byte) int {
 
 // isLimit reports whether err is a crossed bound rather than bad syntax.
 func isLimit(err error) bool {
-	_, ok := err.(*apierr.Error)
-	return ok
+	var e *apierr.Error
+	return errors.As(err, &e)
 }

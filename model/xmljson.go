@@ -45,7 +45,7 @@ func XMLToJSON(doc []byte, maxDepth, maxNodes int) ([]byte, error) {
 	}
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -20,6 +20,7 @@ package jsondoc
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"math/bits"
 	"strconv"
@@ -350,7 +351,7 @@ func (c *checker) member() error {
 	c.inName = true
 	esc, err := c.str()
 	if err != nil {
-		if e, ok := err.(*Error); ok && e.Kind == Text {
+		if e := (*Error)(nil); errors.As(err, &e) && e.Kind == Text {
 			e.Reason += " in a member name"
 		}
 		return err

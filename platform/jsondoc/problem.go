@@ -59,7 +59,7 @@ func Refusal(doc []byte, context string) error {
 	if err == nil {
 		return nil
 	}
-	if e, ok := err.(*Error); ok && e.Kind == Syntax {
+	if e := (*Error)(nil); errors.As(err, &e) && e.Kind == Syntax {
 		return nil
 	}
 	return Problem(err, "", context)

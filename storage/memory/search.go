@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,7 +229,7 @@ func (s *Search) Fetch(ctx context.Context, tenant string, ids [][16]byte, at *t
 		} else {
 			e, err = s.e.GetAt(ctx, tenant, id, *at)
 		}
-		if err == storage.ErrNotFound {
+		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}
 		if err != nil {

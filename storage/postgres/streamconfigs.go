@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"svc/storage"
@@ -23,7 +24,7 @@ func (s *StreamConfigs) exec(ctx context.Context, what, sql string, args ...any)
 	defer c.Release()
 	tag, err := c.Exec(ctx, sql, args...)
 	if err != nil {
-		if me := mapErr(err); me == storage.ErrExists {
+		if me := mapErr(err); errors.Is(me, storage.ErrExists) {
 			return 0, me
 		}
 		return 0, fmt.Errorf("postgres: %s: %w", what, err)
