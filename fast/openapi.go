@@ -26,7 +26,7 @@ func buildOpenAPI(routes []Route) (*openAPIDoc, error) {
 	}
 	marker, _ := json.Marshal(serverURLMarker)
 	i := bytes.Index(b, marker)
-	if i < 0 || bytes.Index(b[i+1:], marker) >= 0 {
+	if i < 0 || bytes.Contains(b[i+1:], marker) {
 		return nil, errors.New("OpenAPI document must hold the server URL marker exactly once")
 	}
 	// head ends with the opening quote, tail starts with the closing one.

@@ -14,9 +14,7 @@ import (
 func (t *Tree) Find(words ...string) (*Topic, bool) {
 	parts := make([]string, 0, len(words))
 	for _, w := range words {
-		for _, p := range strings.FieldsFunc(w, func(r rune) bool { return r == '.' || r == '/' }) {
-			parts = append(parts, p)
-		}
+		parts = append(parts, strings.FieldsFunc(w, func(r rune) bool { return r == '.' || r == '/' })...)
 	}
 	name := strings.Join(parts, ".")
 	if name == "" {

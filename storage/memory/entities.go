@@ -225,7 +225,8 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	// stack.
 	var recsBuf, insertedBuf [4]*rec
 	var partsBuf [4]*part
-	recs, inserted := recsBuf[:0], insertedBuf[:0]
+	inserted := insertedBuf[:0]
+	var recs []*rec
 	if len(tx.Writes) > len(recsBuf) {
 		recs = make([]*rec, len(tx.Writes))
 	} else {
