@@ -2,6 +2,7 @@ package entity
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -209,15 +210,15 @@ func TestValidWindow(t *testing.T) {
 
 func TestDefaultWorkflow(t *testing.T) {
 	var wf DefaultWorkflow
-	if st, _, _ := wf.OnCreate(nil, "t", nil, nil); st != StateCreated {
+	if st, _, _ := wf.OnCreate(context.Background(), "t", nil, nil); st != StateCreated {
 		t.Errorf("create lands in %s", st)
 	}
 	for _, c := range []struct{ from, tr, to string }{{"CREATED", "", "CREATED"}, {"CREATED", "UPDATE", "CREATED"}, {"CREATED", "DELETE", "DELETED"}, {"DELETED", "", "DELETED"}} {
-		if st, _, err := wf.OnUpdate(nil, "t", nil, c.from, c.tr, nil); err != nil || st != c.to {
+		if st, _, err := wf.OnUpdate(context.Background(), "t", nil, c.from, c.tr, nil); err != nil || st != c.to {
 			t.Errorf("%s -%s-> %s %v, want %s", c.from, c.tr, st, err, c.to)
 		}
 	}
-	if _, _, err := wf.OnUpdate(nil, "t", nil, "DELETED", "UPDATE", nil); err == nil || !strings.Contains(err.Error(), "TRANSITION_NOT_FOUND") {
+	if _, _, err := wf.OnUpdate(context.Background(), "t", nil, "DELETED", "UPDATE", nil); err == nil || !strings.Contains(err.Error(), "TRANSITION_NOT_FOUND") {
 		t.Errorf("transition out of a terminal state: %v", err)
 	}
 }

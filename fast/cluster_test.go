@@ -558,7 +558,7 @@ func TestClusterGRPCCollectionRoutedToOwner(t *testing.T) {
 	found := make(chan int, 1)
 	env.member(a, "T", member.Handlers{
 		Criteria: func(ctx context.Context, call *member.Call) (bool, string, error) { return true, "", nil },
-		Processor: func(ctx context.Context, call *member.Call) (json.RawMessage, error) {
+		Processor: func(_ context.Context, call *member.Call) (json.RawMessage, error) {
 			// An uncommitted side entity of the transaction, through C.
 			if st, body, err := c.httpCall("T", call.TxToken, "POST", "/entity/JSON/side/1", `{"k":"pending"}`); err != nil || st != 200 {
 				return nil, fmt.Errorf("callback: %d %s %v", st, body, err)

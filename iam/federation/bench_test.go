@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"testing"
@@ -63,7 +62,7 @@ func BenchmarkVerifyTrustedKeyToken(b *testing.B) {
 func BenchmarkRSAVerifyBaseline(b *testing.B) {
 	k := testKey(b, 0)
 	tok := sign(b, k, "a1", fpClaims("A", nil))
-	var pub *rsa.PublicKey = &k.PublicKey
+	pub := &k.PublicKey
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
