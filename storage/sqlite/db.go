@@ -63,7 +63,7 @@ type DB struct {
 }
 
 // ErrLocked: another process holds the database file.
-var ErrLocked = errors.New("sqlite: database in use by another process")
+var ErrLocked = errors.New("sqlite: database locked")
 
 // Open locks the file, opens the writer and the read pool, and applies
 // migrations when AutoMigrate is set (otherwise a file missing migrations

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -23,7 +24,8 @@ func lockFile(path string) (*fileLock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: another svc holds %s", ErrLocked, path)
+			return nil, fmt.Errorf("%w: %s is in use by another svc process (it holds the lock %s); stop that one or set SVC_SQLITE_PATH to another file",
+				ErrLocked, strings.TrimSuffix(path, ".lock"), path)
 		}
 		return nil, fmt.Errorf("sqlite: locking %s: %w", path, err)
 	}

@@ -14,10 +14,12 @@ import (
 // Search is the SQLite storage.Searcher. It reads a model's current (or
 // as-at) revisions in one statement and evaluates the compiled condition
 // in Go on each document's bytes as SQLite hands them over, copying only
-// the matches; then sorts like the memory engine. A search that would
-// examine more than Options.SearchScanLimit rows fails with
-// storage.ErrScanBudget instead of holding a read connection and a core
-// for as long as the model is large.
+// the matches; then sorts like the memory engine. A search on a request's
+// path (direct search, stream data) that would examine more than
+// Options.SearchScanLimit rows fails with storage.ErrScanBudget instead of
+// holding a read connection and a core for as long as the model is large;
+// an async search (SearchIDs, run by the bounded background pool) is not
+// bounded by it, which is where the error's help sends a caller.
 type Search struct {
 	db *DB
 	e  *Entities
@@ -44,7 +46,7 @@ func uuidText(buf *[36]byte, id []byte) string {
 	return unsafe.String(&buf[0], 36)
 }
 
-func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.Entity, error) {
+func (s *Search) scan(ctx context.Context, q *storage.SearchQuery, limit int) ([]*storage.Entity, error) {
 	var rows *sql.Rows
 	var err error
 	if q.At == nil {
@@ -56,7 +58,6 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		return nil, err
 	}
 	defer rows.Close()
-	limit := s.db.opt.SearchScanLimit
 	var out []*storage.Entity
 	var idBuf, txBuf [36]byte
 	var m predicate.Meta
@@ -102,7 +103,11 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 }
 
 func (s *Search) Search(ctx context.Context, q *storage.SearchQuery) ([]*storage.Entity, error) {
-	es, err := s.scan(ctx, q)
+	return s.search(ctx, q, s.db.opt.SearchScanLimit)
+}
+
+func (s *Search) search(ctx context.Context, q *storage.SearchQuery, limit int) ([]*storage.Entity, error) {
+	es, err := s.scan(ctx, q, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +119,7 @@ func (s *Search) Search(ctx context.Context, q *storage.SearchQuery) ([]*storage
 }
 
 func (s *Search) SearchIDs(ctx context.Context, q *storage.SearchQuery) ([][16]byte, error) {
-	es, err := s.Search(ctx, q)
+	es, err := s.search(ctx, q, 0)
 	if err != nil {
 		return nil, err
 	}

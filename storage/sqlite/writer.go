@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"svc/storage"
 )
 
 // The single writer with group commit. SQLite admits one writer at a time,
@@ -46,7 +49,7 @@ type writer struct {
 
 	// groups and jobs count written groups and the jobs in them (tests
 	// and benchmarks read the mean group size).
-	groups, jobs int64
+	groups, jobs atomic.Int64
 }
 
 // groupMax bounds the jobs of one group: a group is written while the
@@ -67,6 +70,12 @@ type wtx struct {
 }
 
 var errClosed = errors.New("sqlite: database closed")
+
+// busy reports SQLite's SQLITE_BUSY (or an extended code of it).
+func busy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == 5
+}
 
 func newWriter(db *sql.DB, conn *sql.Conn) *writer {
 	w := &writer{db: db, conn: conn, stmts: map[string]*sql.Stmt{}}
@@ -130,8 +139,8 @@ func (w *writer) lead(own *job) {
 		}
 	}()
 	w.run(group)
-	w.groups++
-	w.jobs += int64(len(group))
+	w.groups.Add(1)
+	w.jobs.Add(int64(len(group)))
 	for _, j := range group[1:] {
 		j.wake <- false
 	}
@@ -183,6 +192,11 @@ func (w *writer) run(group []*job) {
 		}
 	}
 	if _, err := w.conn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		if busy(err) {
+			// Another process held the write lock past the busy timeout.
+			fail(fmt.Errorf("sqlite: the database file stayed locked by another process for SVC_SQLITE_BUSY_TIMEOUT: %w", storage.ErrUnavailable))
+			return
+		}
 		fail(fmt.Errorf("sqlite: begin: %w", err))
 		return
 	}
