@@ -15,8 +15,8 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
-	"svc/workflow"
 	"svc/storage/sqlite/sqlitetest"
+	"svc/workflow"
 )
 
 var testDBURL string
