@@ -36,7 +36,7 @@ func Backup(ctx context.Context, path, dst string, busy time.Duration) (size int
 		}
 	}()
 	src, err := sql.Open("sqlite", "file:"+strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)+
-		"?_pragma=busy_timeout("+fmt.Sprint(busy.Milliseconds())+")&_pragma=query_only(1)")
+		"?_pragma=busy_timeout("+fmt.Sprint(busy.Milliseconds())+")")
 	if err != nil {
 		return 0, err
 	}
