@@ -12,7 +12,7 @@ import (
 	"svc/predicate"
 )
 
-// Reading one's own writes (entity-workflow.md §2.5). A request that
+// Reading one's own writes (docs/decisions/0015-transactions.md). A request that
 // joined an open transaction carries it in its context under PendingKey;
 // the transaction's writes are not committed yet, so no engine has them.
 // The overlays below put them over what the engine answers: every
