@@ -1,24 +1,35 @@
 package authcache
 
 import (
+	"context"
 	"log/slog"
-
-	"github.com/valyala/fasthttp"
+	"net"
 
 	"svc/iam"
 )
 
-// Authenticator is the fast.Authenticator of jwt mode. It says only
-// whether a token was missing, malformed or invalid (iam.ErrToken*); the
-// precise reason goes to the log as a slug (never the token).
+// Authenticator verifies the Authorization header of jwt mode (the HTTP
+// layer adapts it with fast.HeaderAuth). It says only whether a token was
+// missing, malformed or invalid (iam.ErrToken*); the precise reason goes
+// to the log as a slug (never the token).
 type Authenticator struct {
 	C   *Cache
 	Log *slog.Logger
 }
 
-// Authenticate reads "Authorization: Bearer <token>" and verifies it.
-func (a *Authenticator) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
-	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+// Origin is the request a header came with, named in the failure log;
+// the HTTP layer's request context satisfies it. It is read only when
+// authentication fails.
+type Origin interface {
+	RemoteAddr() net.Addr
+	Method() []byte
+	Path() []byte
+}
+
+// Authenticate verifies h, the value of an Authorization header
+// ("Bearer <token>"); from names the request in the failure log and may
+// be nil.
+func (a *Authenticator) Authenticate(ctx context.Context, h []byte, from Origin) (*iam.Principal, error) {
 	var reason string
 	fail := iam.ErrTokenMalformed
 	switch {
@@ -48,9 +59,11 @@ func (a *Authenticator) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, 
 			reason = "token-revoked"
 		}
 	}
-	if a.Log != nil {
-		a.Log.Warn("authentication failed", "reason", reason, "remote", ctx.RemoteAddr().String(),
-			"method", string(ctx.Method()), "path", string(ctx.Path()))
+	if a.Log != nil && from != nil {
+		a.Log.Warn("authentication failed", "reason", reason, "remote", from.RemoteAddr().String(),
+			"method", string(from.Method()), "path", string(from.Path()))
+	} else if a.Log != nil {
+		a.Log.Warn("authentication failed", "reason", reason)
 	}
 	return nil, fail
 }

@@ -27,7 +27,7 @@ func TestComputeVerifierOverGRPC(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 	srv := compute.New(compute.Config{}, &TokenVerifier{C: f.cache, Log: log}, log)
-	srv.Start(lis)
+	srv.Start(lis, nil)
 	t.Cleanup(srv.Stop)
 	join := func(token string) (*member.Member, error) {
 		return member.Connect(context.Background(), member.Config{Endpoint: lis.Addr().String(), Token: token,

@@ -46,8 +46,15 @@ func LoadCheckpoint(path, model string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", path, err)
 	}
+	c.st = checkpointState{} // what the file says, not the defaults above
 	if err := json.Unmarshal(b, &c.st); err != nil {
 		return nil, fmt.Errorf("checkpoint %s is not readable: %w", path, err)
+	}
+	if c.st.Version != 1 {
+		return nil, fmt.Errorf("checkpoint %s has version %d; this svc reads version 1 (remove it to start over)", path, c.st.Version)
+	}
+	if c.st.Model == "" {
+		return nil, fmt.Errorf("checkpoint %s names no model; it was not written by svc import: remove it to start over", path)
 	}
 	if c.st.Model != model {
 		return nil, fmt.Errorf("checkpoint %s belongs to model %s, not %s", path, c.st.Model, model)
@@ -55,7 +62,46 @@ func LoadCheckpoint(path, model string) (*Checkpoint, error) {
 	if c.st.Sources == nil {
 		c.st.Sources = map[string]*checkpointSource{}
 	}
+	for _, name := range sortedKeys(c.st.Sources) {
+		if err := c.st.Sources[name].validate(); err != nil {
+			return nil, fmt.Errorf("checkpoint %s, source %s: %w; it was not written by svc import (or was edited), "+
+				"so which documents are committed is unknown: remove it to start over", path, name, err)
+		}
+	}
 	return c, nil
+}
+
+// validate checks what Done and DoneCount rely on: committed ranges are
+// non-empty, start at 0 or later, and come in increasing order without
+// overlapping. Done's binary search answers "not committed" for documents
+// of a range out of order, so such a checkpoint used to send committed
+// documents again.
+func (s *checkpointSource) validate() error {
+	if s == nil {
+		return errors.New("the record is null")
+	}
+	for k, r := range s.Done {
+		switch {
+		case r[0] < 0:
+			return fmt.Errorf("range %d [%d, %d) starts before document 0", k+1, r[0], r[1])
+		case r[1] <= r[0]:
+			return fmt.Errorf("range %d [%d, %d) is empty or reversed", k+1, r[0], r[1])
+		case k > 0 && r[0] < s.Done[k-1][0]:
+			return fmt.Errorf("range %d [%d, %d) is out of order: it comes after [%d, %d)", k+1, r[0], r[1], s.Done[k-1][0], s.Done[k-1][1])
+		case k > 0 && r[0] < s.Done[k-1][1]:
+			return fmt.Errorf("range %d [%d, %d) overlaps range %d [%d, %d)", k+1, r[0], r[1], k, s.Done[k-1][0], s.Done[k-1][1])
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]*checkpointSource) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Attach binds a source to its record, checking that a file recorded
@@ -119,8 +165,12 @@ func (c *Checkpoint) DoneCount() int {
 	return n
 }
 
-// Mark records documents [lo, hi) of source path as committed.
+// Mark records documents [lo, hi) of source path as committed. An empty
+// range records nothing (a checkpoint holds no empty ranges).
 func (c *Checkpoint) Mark(path string, lo, hi int) {
+	if hi <= lo {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rec := c.st.Sources[path]

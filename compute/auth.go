@@ -26,8 +26,8 @@ func (m MockVerifier) VerifyToken(context.Context, string) (*iam.Principal, erro
 	return m.Principal, nil
 }
 
-// bearer extracts the token of the authorization metadata.
-func bearer(ctx context.Context) string {
+// Bearer extracts the token of the authorization metadata.
+func Bearer(ctx context.Context) string {
 	// ValueFromIncomingContext copies only this key's values, not the
 	// whole metadata map (a dozen allocations per unary call).
 	for _, v := range metadata.ValueFromIncomingContext(ctx, wire.MetadataAuthorization) {

@@ -19,7 +19,6 @@ import (
 	"svc/compute/wire"
 	"svc/iam"
 	"svc/platform/apierr"
-	"svc/platform/config"
 	"svc/workflow"
 )
 
@@ -278,7 +277,7 @@ func TestStopFailsPendingCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
-	s.Start(lis)
+	s.Start(lis, nil)
 	entered := make(chan struct{})
 	connect(t, lis.Addr().String(), "m2m-t1", member.Handlers{
 		Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
@@ -295,18 +294,6 @@ func TestStopFailsPendingCalls(t *testing.T) {
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc"}`), run("t1", `{}`))
 	wantAPI(t, err, workflow.CodeComputeMemberDisconnected, "", true)
 	s.Stop() // idempotent
-}
-
-func TestConfigFrom(t *testing.T) {
-	c := config.Defaults()
-	cfg, err := ConfigFrom(c)
-	if err != nil || cfg.TLS != nil || cfg.KeepaliveInterval != 10*time.Second || cfg.KeepaliveTimeout != 30*time.Second || cfg.DispatchWaitTimeout != 0 {
-		t.Fatalf("single node: %+v", cfg)
-	}
-	c.ClusterEnabled = true
-	if cfg, _ := ConfigFrom(c); cfg.DispatchWaitTimeout != 5*time.Second {
-		t.Fatalf("cluster: %+v", cfg)
-	}
 }
 
 func TestScheduleFunctionOverGRPC(t *testing.T) {
@@ -504,7 +491,7 @@ func TestMemberRunReconnects(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	s1 := New(Config{}, &flaky{n: 2}, slog.New(slog.DiscardHandler))
-	s1.Start(lis)
+	s1.Start(lis, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	joins := make(chan string, 4)
 	done := make(chan error, 1)
@@ -522,7 +509,7 @@ func TestMemberRunReconnects(t *testing.T) {
 		t.Skipf("address not reusable at once: %v", err)
 	}
 	s2 := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
-	s2.Start(lis2)
+	s2.Start(lis2, nil)
 	defer s2.Stop()
 	if second := <-joins; second == first {
 		t.Fatal("reconnect reused the old member id")

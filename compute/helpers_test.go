@@ -44,7 +44,7 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 		t.Fatal(err)
 	}
 	s := New(cfg, testTokens, slog.New(slog.DiscardHandler))
-	s.Start(lis)
+	s.Start(lis, nil)
 	t.Cleanup(s.Stop)
 	return s, lis.Addr().String()
 }

@@ -2,11 +2,13 @@
 // CloudEventsService with its startStreaming protocol (join, greet,
 // keep-alive, calculation requests and responses), the member registry with
 // tag routing, and the remote workflow.ProcessorDispatcher built on it.
+// The CRUD RPCs of the same service are served by compute/crud
+// (Start's crud); this package knows no domain service.
 package compute
 
 import (
+	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -18,8 +20,8 @@ import (
 
 	"svc/cluster"
 	"svc/compute/pb/cloudapi"
+	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
-	"svc/platform/config"
 )
 
 // Config is the server side of the compute protocol.
@@ -45,24 +47,16 @@ type Config struct {
 	ServerOptions []grpc.ServerOption
 }
 
-// ConfigFrom reads the compute settings of svc's configuration, loading
-// the TLS key pair when SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE are set.
-func ConfigFrom(c *config.Config) (Config, error) {
-	cfg := Config{
-		KeepaliveInterval: time.Duration(c.KeepaliveInterval) * time.Second,
-		KeepaliveTimeout:  time.Duration(c.KeepaliveTimeout) * time.Second,
-	}
-	if c.ClusterEnabled {
-		cfg.DispatchWaitTimeout = c.DispatchWaitTimeout
-	}
-	if c.TLSCertFile != "" || c.TLSKeyFile != "" {
-		pair, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
-		if err != nil {
-			return Config{}, fmt.Errorf("compute: TLS key pair: %w", err)
-		}
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-	}
-	return cfg, nil
+// CRUD is the part of the CloudEventsService beside startStreaming: the
+// entity, search and model RPCs (*crud.Server). It is handed to Start, not
+// to New: the domain services behind it dispatch to this server, so they
+// are built after it and before it listens.
+type CRUD interface {
+	EntityManage(context.Context, *ce.CloudEvent) (*ce.CloudEvent, error)
+	EntitySearch(context.Context, *ce.CloudEvent) (*ce.CloudEvent, error)
+	EntityModelManage(context.Context, *ce.CloudEvent) (*ce.CloudEvent, error)
+	EntityManageCollection(*ce.CloudEvent, grpc.ServerStreamingServer[ce.CloudEvent]) error
+	EntitySearchCollection(*ce.CloudEvent, grpc.ServerStreamingServer[ce.CloudEvent]) error
 }
 
 // Server serves compute members and dispatches calculations to them.
@@ -74,7 +68,6 @@ type Server struct {
 	log    *slog.Logger
 	reg    *registry
 	grpc   *grpc.Server
-	svc    Services // the CRUD RPCs' domain services (SetServices)
 
 	// dir and fwd are set in cluster mode only (SetCluster).
 	dir cluster.Directory
@@ -84,6 +77,9 @@ type Server struct {
 	tagsFn   func(tenant string, tags []string)
 	lastTags map[string][]string
 
+	// crud serves the CRUD RPCs; nil answers them Unimplemented. Set by
+	// Start, read-only afterwards.
+	crud CRUD
 	// stopping is closed by Stop; streams end and waits give up.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -122,8 +118,10 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 	return s
 }
 
-// Start serves on lis in a goroutine the server owns; Stop ends it.
-func (s *Server) Start(lis net.Listener) {
+// Start serves on lis in a goroutine the server owns, with crud serving
+// the CRUD RPCs (nil answers them Unimplemented); Stop ends it.
+func (s *Server) Start(lis net.Listener, crud CRUD) {
+	s.crud = crud
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -139,6 +137,48 @@ func (s *Server) Stop() {
 	s.stopOnce.Do(func() { close(s.stopping) })
 	s.grpc.Stop()
 	s.wg.Wait()
+}
+
+// EntityManage implements the unary entityManage RPC (Start's crud).
+func (s *Server) EntityManage(ctx context.Context, ev *ce.CloudEvent) (*ce.CloudEvent, error) {
+	if s.crud == nil {
+		return s.UnimplementedCloudEventsServiceServer.EntityManage(ctx, ev)
+	}
+	return s.crud.EntityManage(ctx, ev)
+}
+
+// EntitySearch implements the unary entitySearch RPC (Start's crud).
+func (s *Server) EntitySearch(ctx context.Context, ev *ce.CloudEvent) (*ce.CloudEvent, error) {
+	if s.crud == nil {
+		return s.UnimplementedCloudEventsServiceServer.EntitySearch(ctx, ev)
+	}
+	return s.crud.EntitySearch(ctx, ev)
+}
+
+// EntityModelManage implements the unary entityModelManage RPC (Start's crud).
+func (s *Server) EntityModelManage(ctx context.Context, ev *ce.CloudEvent) (*ce.CloudEvent, error) {
+	if s.crud == nil {
+		return s.UnimplementedCloudEventsServiceServer.EntityModelManage(ctx, ev)
+	}
+	return s.crud.EntityModelManage(ctx, ev)
+}
+
+// EntityManageCollection implements the server-streaming
+// entityManageCollection RPC (Start's crud).
+func (s *Server) EntityManageCollection(ev *ce.CloudEvent, stream grpc.ServerStreamingServer[ce.CloudEvent]) error {
+	if s.crud == nil {
+		return s.UnimplementedCloudEventsServiceServer.EntityManageCollection(ev, stream)
+	}
+	return s.crud.EntityManageCollection(ev, stream)
+}
+
+// EntitySearchCollection implements the server-streaming
+// entitySearchCollection RPC (Start's crud).
+func (s *Server) EntitySearchCollection(ev *ce.CloudEvent, stream grpc.ServerStreamingServer[ce.CloudEvent]) error {
+	if s.crud == nil {
+		return s.UnimplementedCloudEventsServiceServer.EntitySearchCollection(ev, stream)
+	}
+	return s.crud.EntitySearchCollection(ev, stream)
 }
 
 // Members is the number of joined members of tenant.

@@ -23,7 +23,7 @@ func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, c
 	if s.verify == nil { // no verifier wired: nobody can join
 		return status.Error(codes.Unauthenticated, "authentication failed")
 	}
-	p, err := s.verify.VerifyToken(ctx, bearer(ctx))
+	p, err := s.verify.VerifyToken(ctx, Bearer(ctx))
 	if err != nil || p == nil {
 		return status.Error(codes.Unauthenticated, "authentication failed")
 	}

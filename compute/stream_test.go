@@ -162,7 +162,7 @@ func TestNoVerifierNoMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start(lis)
+	s.Start(lis, nil)
 	defer s.Stop()
 	st, _ := rawStream(t, lis.Addr().String(), "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"id":"a"}`))

@@ -300,3 +300,42 @@ func cut(s string) string {
 	}
 	return s
 }
+
+var docPath = regexp.MustCompile("`([a-z][A-Za-z0-9_.-]*/[A-Za-z0-9_./-]*)`")
+
+// TestDocPathsExist: every repository path docs/ names in code spans
+// (`entity/txjoin.go`, `storage/overlay`, `help/topics/config/`) exists, so
+// a moved or removed file shows up in the records and the architecture
+// document as a failing test, not as a stale pointer.
+func TestDocPathsExist(t *testing.T) {
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := filepath.Glob("decisions/*.md")
+	files = append(files, recs...)
+	checked := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docPath.FindAllStringSubmatch(string(raw), -1) {
+			p := m[1]
+			if strings.ContainsAny(p, "{}*<>") || strings.Contains(p, "://") || strings.HasPrefix(p, "application/") || strings.HasPrefix(p, "text/") {
+				continue
+			}
+			first := strings.SplitN(p, "/", 2)[0]
+			if _, err := os.Stat(filepath.Join(root, first)); err != nil {
+				continue // not a repository path (a media type, a URL path)
+			}
+			checked++
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+				t.Errorf("docs/%s names %s, which does not exist", f, p)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked only %d paths", checked)
+	}
+}

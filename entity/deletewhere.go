@@ -18,7 +18,7 @@ import (
 // skipped (matched, not removed). Every delete records its EntityChange.
 //
 // Inside a joined transaction the selection reads the transaction's
-// uncommitted writes too (storage.Overlay), and the deletes join its
+// uncommitted writes too (overlay.Entities), and the deletes join its
 // buffer; an empty body there selects every entity.
 func (s *Service) deleteWhere(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	var cond *predicate.Condition

@@ -17,6 +17,7 @@ import (
 	"svc/platform/apierr"
 	"svc/platform/jsondoc"
 	"svc/storage"
+	"svc/storage/overlay"
 )
 
 // ModelGate checks documents against a LOCKED model and widens the model
@@ -119,7 +120,7 @@ func WithXML(conv func([]byte) ([]byte, error)) Option {
 // New returns a service over store. gate admits documents into models.
 func New(store storage.Entities, models storage.Models, gate ModelGate, opts ...Option) *Service {
 	// Requests that joined a transaction read its uncommitted writes.
-	s := &Service{store: storage.Overlay(store), models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000,
+	s := &Service{store: overlay.Entities(store), models: models, gate: gate, wf: DefaultWorkflow{}, groupMax: 10000,
 		maxPerRequest: DefaultMaxPerRequest}
 	for _, o := range opts {
 		o(s)

@@ -65,7 +65,7 @@ func (s *Service) reconcile(ctx context.Context, tenant string, id, txID [16]byt
 		if existing, err = s.tasks.EntityTasks(ctx, tenant, id); err != nil {
 			return nil, fmt.Errorf("reading scheduled tasks: %w", err)
 		}
-		existing = overlay(existing, pending, id)
+		existing = overlayTasks(existing, pending, id)
 	}
 	eid, tid := p.entityID, p.txID
 	if eid == "" {
@@ -128,9 +128,9 @@ func insertBeforeLast(run []storage.AuditEvent, evs []workflow.Event, id [16]byt
 	return out
 }
 
-// overlay applies the transaction's pending task changes of entity id to
+// overlayTasks applies the transaction's pending task changes of entity id to
 // the stored tasks.
-func overlay(tasks []storage.ScheduledTask, pending []storage.TaskOp, id [16]byte) []storage.ScheduledTask {
+func overlayTasks(tasks []storage.ScheduledTask, pending []storage.TaskOp, id [16]byte) []storage.ScheduledTask {
 	for i := range pending {
 		op := &pending[i]
 		if op.Task.EntityID != id {

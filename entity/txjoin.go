@@ -502,7 +502,7 @@ func (s *Service) commitOwned(ctx context.Context, tx *storage.Tx) ([16]byte, er
 
 // latest is the entity as a request sees it: inside a joined transaction
 // its uncommitted write, if any, over the committed revision (the store
-// is wrapped in storage.Overlay).
+// is wrapped in overlay.Entities).
 func (s *Service) latest(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
 	return s.store.Get(ctx, tenant, id)
 }

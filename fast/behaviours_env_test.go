@@ -61,7 +61,7 @@ func newBehavEnv(t testing.TB, engine string, ccfg compute.Config) *behavEnv {
 		t.Fatal(err)
 	}
 	csrv := compute.New(ccfg, memberTokens{}, slog.New(slog.DiscardHandler))
-	csrv.Start(lis)
+	csrv.Start(lis, nil)
 	t.Cleanup(csrv.Stop)
 
 	msvc := model.New(ms, nil)

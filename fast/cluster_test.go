@@ -27,6 +27,7 @@ import (
 	"svc/cluster/clustertest"
 	"svc/cluster/peer"
 	"svc/compute"
+	"svc/compute/crud"
 	"svc/compute/member"
 	"svc/compute/pb/cloudapi"
 	"svc/compute/wire"
@@ -98,7 +99,7 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txr := compute.NewTxRouter(compute.TxRouterConfig{Dir: view, Tokens: tokens, Timeout: e.proxyTimeout, AllowLoopback: true})
+	txr := crud.NewTxRouter(crud.TxRouterConfig{Dir: view, Tokens: tokens, Timeout: e.proxyTimeout, AllowLoopback: true})
 	t.Cleanup(txr.Close)
 	csrv := compute.New(compute.Config{DispatchWaitTimeout: wait, ServerOptions: txr.ServerOptions()}, memberTokens{}, log)
 	pc := peer.NewClient(key, peer.ClientOptions{Timeout: 20 * time.Second, AllowLoopback: true})
@@ -116,8 +117,7 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
 		entity.WithConditions(ssvc), entity.WithTxTokens(tokens))
 	msvc.SetEntityCounter(esvc)
-	csrv.SetServices(compute.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus})
-	csrv.Start(lis)
+	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus}, memberTokens{}, log))
 	t.Cleanup(csrv.Stop)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/modelcache"
 )
 
 // entityDoc1K is a ~1 KB entity document.
@@ -35,7 +36,7 @@ func benchEntityServer(b *testing.B, engine string) *Server {
 	if engine == "postgres" {
 		db := newEntityPostgres(b)
 		// Models cached as cmd/svc serves them.
-		ms, es = storage.NewModelCache(db.Models(), 5*time.Minute), db.Entities()
+		ms, es = modelcache.New(db.Models(), 5*time.Minute), db.Entities()
 	} else {
 		ms, es = memory.NewModels(), memory.NewEntities()
 	}

@@ -97,7 +97,7 @@ func startFederatedJWTOn(t *testing.T, engine string) *fedJWT {
 	t.Cleanup(cache.Close)
 	tk.OnChange(cache.Purge)
 	prov.OnChange(cache.Purge)
-	s, err := New(cfg, Deps{Auth: &authcache.Authenticator{C: cache}, OIDC: prov, TrustedKeys: tk,
+	s, err := New(cfg, Deps{Auth: HeaderAuth{&authcache.Authenticator{C: cache}}, OIDC: prov, TrustedKeys: tk,
 		IAM: &IAMDeps{Clients: clients, Keys: keys, Issuer: iam.NewIssuer(keys, cfg.JWTIssuer, cfg.JWTAudience, cfg.JWTExpirySeconds),
 			Subjects: cache, Stale: cache.Stale}})
 	if err != nil {

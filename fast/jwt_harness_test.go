@@ -110,7 +110,7 @@ func newJWTHarness(t testing.TB, mutate ...func(*config.Config)) *jwtHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(cache.Close)
-	s, err := New(cfg, Deps{Auth: &authcache.Authenticator{C: cache}, IAM: &IAMDeps{Clients: clients, Keys: keys,
+	s, err := New(cfg, Deps{Auth: HeaderAuth{&authcache.Authenticator{C: cache}}, IAM: &IAMDeps{Clients: clients, Keys: keys,
 		Issuer: iam.NewIssuer(keys, cfg.JWTIssuer, cfg.JWTAudience, cfg.JWTExpirySeconds), Subjects: cache, Stale: cache.Stale,
 		Tokens: cache}})
 	if err != nil {

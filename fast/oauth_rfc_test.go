@@ -318,7 +318,7 @@ func TestRevocation(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 	grpcSrv := compute.New(compute.Config{}, &authcache.TokenVerifier{C: h.cache, Log: log}, log)
-	grpcSrv.Start(lis)
+	grpcSrv.Start(lis, nil)
 	t.Cleanup(grpcSrv.Stop)
 	join := func(token string) error {
 		m, err := member.Connect(context.Background(), member.Config{Endpoint: lis.Addr().String(), Token: token,

@@ -92,7 +92,7 @@ func newFunctionEnv(t testing.TB, engine string) (*searchEnv, *fnMember, string)
 	}
 	srv := compute.New(compute.Config{}, compute.MockVerifier{Principal: &iam.Principal{Kind: "service", UserID: "m-F",
 		TenantID: "F", Roles: []string{iam.RoleM2M}}}, slog.New(slog.DiscardHandler))
-	srv.Start(lis)
+	srv.Start(lis, nil)
 	t.Cleanup(srv.Stop)
 	env.search.SetDispatcher(srv)
 	fm := &fnMember{}

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/audit"
+	"svc/authcache"
 	"svc/entity"
 	"svc/help"
 	"svc/iam"
@@ -35,6 +36,19 @@ import (
 // a nil error never happens.
 type Authenticator interface {
 	Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error)
+}
+
+// HeaderAuth is the Authenticator of jwt mode: it hands the Authorization
+// header to A (*authcache.Authenticator), which knows nothing of HTTP.
+type HeaderAuth struct {
+	A interface {
+		Authenticate(ctx context.Context, authorization []byte, from authcache.Origin) (*iam.Principal, error)
+	}
+}
+
+// Authenticate implements Authenticator.
+func (h HeaderAuth) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
+	return h.A.Authenticate(ctx, ctx.Request.Header.Peek(fasthttp.HeaderAuthorization), ctx)
 }
 
 // MockAuth is the authenticator of SVC_IAM_MODE=mock.

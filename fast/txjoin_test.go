@@ -21,6 +21,7 @@ import (
 
 	"svc/audit"
 	"svc/compute"
+	"svc/compute/crud"
 	"svc/compute/member"
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
@@ -64,8 +65,7 @@ func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
 		entity.WithConditions(ssvc), entity.WithTxTokens(sg))
 	msvc.SetEntityCounter(esvc)
-	csrv.SetServices(compute.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus})
-	csrv.Start(lis)
+	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus}, memberTokens{}, slog.New(slog.DiscardHandler)))
 	t.Cleanup(csrv.Stop)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

@@ -45,7 +45,7 @@ func TestFunctionScheduleOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := compute.New(compute.Config{}, memberTokens{"m2m": {Kind: "service", UserID: "svc-1", TenantID: "A", Roles: []string{iam.RoleM2M}}}, log)
-	srv.Start(lis)
+	srv.Start(lis, nil)
 	t.Cleanup(srv.Stop)
 	seen := make(chan *member.Call, 16)
 	m, err := member.Connect(ctx, member.Config{Endpoint: lis.Addr().String(), Token: "m2m", Tags: []string{"sched"}, Log: log}, member.Handlers{

@@ -24,7 +24,7 @@ func init() {
 		}
 		srv := compute.New(compute.Config{}, compute.MockVerifier{Principal: &iam.Principal{Kind: "service", UserID: "m",
 			TenantID: tenant, Roles: []string{iam.RoleM2M}}}, slog.New(slog.DiscardHandler))
-		srv.Start(lis)
+		srv.Start(lis, nil)
 		tb.Cleanup(srv.Stop)
 		set(srv)
 		m, err := member.Connect(context.Background(), member.Config{Endpoint: lis.Addr().String(), Tags: []string{"calc"},

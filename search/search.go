@@ -18,6 +18,7 @@ import (
 	"svc/platform/jsondoc"
 	"svc/predicate"
 	"svc/storage"
+	"svc/storage/overlay"
 	"svc/workflow"
 )
 
@@ -82,7 +83,7 @@ func New(models storage.Models, searcher storage.Searcher, jobs storage.SearchJo
 		opt.OnBackgroundErr = func(string, error) {}
 	}
 	// Requests that joined a transaction search its uncommitted writes too.
-	s := &Service{models: models, searcher: storage.OverlaySearch(searcher), jobs: jobs, opt: opt}
+	s := &Service{models: models, searcher: overlay.Searcher(searcher), jobs: jobs, opt: opt}
 	if jobs != nil {
 		s.pool = newPool(s)
 	}

@@ -221,6 +221,60 @@ func TestImportInterruptResumeExport(t *testing.T) {
 	}
 }
 
+// TestImportRefusesDisorderedCheckpoint: a checkpoint whose committed
+// ranges are out of order or overlap is refused before anything is sent,
+// with a message naming the file, the source and the range. Before, the
+// out-of-order one re-sent the 300 committed documents 0-299.
+func TestImportRefusesDisorderedCheckpoint(t *testing.T) {
+	base := bulkSvc(t, "memory")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.ndjson")
+	f, _ := os.Create(src)
+	orderLines(f, 0, 600)
+	f.Close()
+	cp := filepath.Join(t.TempDir(), "import.checkpoint")
+	if code, _, errOut := bulkRun(t, nil, "import", "--url", base, "--model", "orders/1", "--create-model",
+		"--checkpoint", cp, "--batch", "100", "--progress", "none", src); code != 0 {
+		t.Fatalf("first import: exit %d\n%s", code, errOut)
+	}
+	saved, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(saved, &st); err != nil {
+		t.Fatal(err)
+	}
+	rec := st["sources"].(map[string]any)[src].(map[string]any)
+	for _, c := range []struct {
+		name string
+		done [][2]int
+		want string
+	}{
+		{"out of order", [][2]int{{300, 600}, {0, 300}}, "range 2 [0, 300) is out of order"},
+		{"overlapping", [][2]int{{0, 400}, {300, 600}}, "range 2 [300, 600) overlaps range 1 [0, 400)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec["done"] = c.done
+			b, _ := json.Marshal(st)
+			os.WriteFile(cp, b, 0o600)
+			code, stdout, errOut := bulkRun(t, nil, "import", "--url", base, "--model", "orders/1",
+				"--checkpoint", cp, "--batch", "100", "--progress", "none", src)
+			if code != 1 {
+				t.Errorf("exit %d, want 1\nstdout %s\nstderr %s", code, stdout, errOut)
+			}
+			for _, part := range []string{cp, src, c.want, "remove it to start over"} {
+				if !strings.Contains(errOut, part) {
+					t.Errorf("stderr %q does not say %q", errOut, part)
+				}
+			}
+			if n := entityCount(t, base, "orders/1"); n != 600 {
+				t.Errorf("%d entities after the refused resume, want the 600 committed once", n)
+			}
+		})
+	}
+}
+
 func TestImportBadLineAndArrays(t *testing.T) {
 	base := bulkSvc(t, "memory")
 	dir := t.TempDir()

@@ -6,11 +6,16 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"svc/cluster"
+	"svc/cluster/invalidate"
+	"svc/model"
 	"svc/platform/config"
 	"svc/scheduler"
 	"svc/storage"
+	"svc/storage/modelcache"
+	"svc/workflow"
 )
 
 // startCluster returns the node's membership: gossip when
@@ -91,5 +96,30 @@ func clusterScheduler(cfg *config.Config, cl cluster.Cluster, o *scheduler.Optio
 			cancel()
 			inflight.Wait()
 		}
+	}
+}
+
+// wireClusterWide subscribes this node to the other nodes' model and auth
+// changes and makes its own model changes known; the returned function
+// unsubscribes. jwt is nil in mock mode.
+func wireClusterWide(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, modelStore storage.Models, fed *federationServices, jwt *jwtMode, timeout time.Duration, log *slog.Logger) func() {
+	var storeForget func(string)
+	if c, ok := modelStore.(*modelcache.Cache); ok {
+		storeForget = c.Invalidate
+	}
+	stopModels := invalidate.Models(cl, models, sets, storeForget, log)
+	var r invalidate.Refreshers
+	if fed.Providers != nil {
+		r.Providers = fed.Providers.Refresh
+		r.Trusted = fed.Trusted.Refresh
+	}
+	if jwt != nil {
+		r.Reconcile = jwt.cache.Reconcile
+		r.Purge = jwt.cache.Purge
+	}
+	stopAuth := invalidate.Auth(cl, r, timeout, log)
+	return func() {
+		stopModels()
+		stopAuth()
 	}
 }

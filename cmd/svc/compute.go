@@ -1,14 +1,17 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 
 	"svc/authcache"
 	"svc/compute"
+	"svc/compute/crud"
 	"svc/iam"
 	"svc/platform/config"
 	"svc/platform/telemetry"
@@ -21,8 +24,8 @@ import (
 // and stops it after the HTTP drain. svc are the domain services behind
 // the CRUD RPCs; extra are added to the server's options (the cluster
 // transaction router's interceptors).
-func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc compute.Services, extra ...grpc.ServerOption) (*compute.Server, error) {
-	ccfg, err := compute.ConfigFrom(cfg)
+func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.Logger, svc crud.Services, extra ...grpc.ServerOption) (*compute.Server, error) {
+	ccfg, err := computeConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +40,29 @@ func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.
 			config.DescribeHost(cfg.GRPCListenHost()), cfg.GRPCPort, err)
 	}
 	srv := compute.New(ccfg, verify, log)
-	srv.SetServices(svc)
-	srv.Start(lis)
+	srv.Start(lis, crud.New(svc, verify, log))
 	log.Info("compute gRPC listening", "addr", lis.Addr().String())
 	return srv, nil
+}
+
+// computeConfig reads the compute settings of svc's configuration, loading
+// the TLS key pair when SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE are set.
+// SVC_DISPATCH_WAIT_TIMEOUT applies only in cluster mode: a single node
+// answers at once, as the reference does.
+func computeConfig(c *config.Config) (compute.Config, error) {
+	cfg := compute.Config{
+		KeepaliveInterval: time.Duration(c.KeepaliveInterval) * time.Second,
+		KeepaliveTimeout:  time.Duration(c.KeepaliveTimeout) * time.Second,
+	}
+	if c.ClusterEnabled {
+		cfg.DispatchWaitTimeout = c.DispatchWaitTimeout
+	}
+	if c.TLSCertFile != "" || c.TLSKeyFile != "" {
+		pair, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return compute.Config{}, fmt.Errorf("compute: TLS key pair: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	return cfg, nil
 }

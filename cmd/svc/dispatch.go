@@ -11,6 +11,7 @@ import (
 	"svc/cluster"
 	"svc/cluster/peer"
 	"svc/compute"
+	"svc/compute/crud"
 	"svc/fast"
 	"svc/platform/config"
 	"svc/txtoken"
@@ -37,7 +38,7 @@ func txTokens(cfg *config.Config) (*txtoken.Signer, error) {
 type crossNode struct {
 	cl     cluster.Cluster
 	http   *fast.ClusterDeps
-	txr    *compute.TxRouter
+	txr    *crud.TxRouter
 	client *peer.Client
 	// csrv is set by attach, before the listeners serve.
 	csrv *compute.Server
@@ -74,7 +75,7 @@ func newCrossNode(cfg *config.Config, cl cluster.Cluster, tokens *txtoken.Signer
 	if cfg.TLSCertFile != "" {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	x.txr = compute.NewTxRouter(compute.TxRouterConfig{Dir: cl, Tokens: tokens, GRPCPort: cfg.GRPCPort,
+	x.txr = crud.NewTxRouter(crud.TxRouterConfig{Dir: cl, Tokens: tokens, GRPCPort: cfg.GRPCPort,
 		Timeout: cfg.ProxyTimeout, AllowLoopback: loop, TLS: tlsCfg})
 	return x, nil
 }

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"svc/audit"
-	"svc/compute"
+	"svc/cluster/invalidate"
+	"svc/compute/crud"
 	"svc/entity"
 	"svc/fast"
 	"svc/help"
@@ -64,7 +65,7 @@ func serve() int {
 		return 1
 	}
 	defer cl.Close()
-	st.IAM = announceIAM(st.IAM, cl, log)
+	st.IAM = invalidate.AnnounceIAM(st.IAM, cl, log)
 	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, searchOptions(cfg, log))
 	searchSvc.Start()
 	defer func() {
@@ -142,7 +143,7 @@ func serve() int {
 			return 1
 		}
 		defer jwt.Close()
-		deps.Auth, deps.IAM = jwt.auth, jwt.deps
+		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
 		fed.onChange(jwt.cache.Purge)
 	}
 	defer wireClusterWide(cl, modelSvc, ew.Sets, st.Models, fed, jwt, cfg.StartupTimeout, log)()
@@ -151,7 +152,7 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	grpcSrv, err := startCompute(cfg, jwt, tel, log, compute.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
+	grpcSrv, err := startCompute(cfg, jwt, tel, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
 		ErrorStatus: fast.ErrorStatus}, xn.grpcOptions()...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

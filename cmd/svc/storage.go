@@ -9,6 +9,7 @@ import (
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/modelcache"
 	"svc/storage/postgres"
 	"svc/streamdata"
 )
@@ -131,5 +132,5 @@ func modelStore(cfg *config.Config, db storage.Models) storage.Models {
 	if cfg.ClusterEnabled {
 		return db
 	}
-	return storage.NewModelCache(db, cfg.ModelCacheLease)
+	return modelcache.New(db, cfg.ModelCacheLease)
 }

@@ -29,7 +29,7 @@ func serve(t *testing.T) (*compute.Server, string) {
 		t.Fatal(err)
 	}
 	s := compute.New(compute.Config{}, m2m{}, slog.New(slog.DiscardHandler))
-	s.Start(lis)
+	s.Start(lis, nil)
 	t.Cleanup(s.Stop)
 	return s, lis.Addr().String()
 }

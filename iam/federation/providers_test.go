@@ -318,6 +318,13 @@ func TestSSRFRefused(t *testing.T) {
 		"https://[fe80::1]/.well-known/openid-configuration",
 		"https://[::ffff:127.0.0.1]" + port + "/.well-known/openid-configuration",
 		"https://internal.test/.well-known/openid-configuration",
+		// IPv6 forms carrying a blocked IPv4 address (issue 23 item 10).
+		"https://[::127.0.0.1]" + port + "/.well-known/openid-configuration",
+		"https://[2002:7f00:1::]/.well-known/openid-configuration",
+		"https://[::ffff:0:127.0.0.1]/.well-known/openid-configuration",
+		"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/.well-known/openid-configuration",
+		"https://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
+		"https://[64:ff9b:1::7f00:1]/.well-known/openid-configuration",
 	} {
 		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != codeSSRFBlocked {
 			t.Errorf("%s: %v, want %s", u, err, codeSSRFBlocked)

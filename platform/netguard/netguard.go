@@ -46,22 +46,69 @@ const defaultMaxConns = 16
 
 // blocked are the ranges no outbound fetch may reach: loopback, private
 // (RFC 1918, IPv6 ULA), link-local (incl. cloud metadata 169.254.169.254),
-// unspecified/"this network", carrier-grade NAT, multicast, broadcast and
-// the NAT64 prefix that maps onto any IPv4 address.
+// unspecified/"this network", carrier-grade NAT, multicast and broadcast.
+// IPv6 forms that carry an IPv4 address are not listed here: Blocked judges
+// them by the IPv4 address they carry (see embeddedV4).
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 		"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+		"::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
 }()
 
-// Blocked reports whether ip may not be dialled. IPv4-mapped IPv6 forms
-// (::ffff:a.b.c.d) are judged as the IPv4 address they carry.
+// The IPv6 prefixes whose addresses carry an IPv4 address, each reached
+// through something that forwards to that IPv4 address (a dual-stack host,
+// a 6to4 or Teredo relay, a NAT64 translator).
+var (
+	v4Compatible = netip.MustParsePrefix("::/96")           // RFC 4291 2.5.5.1 (deprecated)
+	v4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 (SIIT)
+	sixToFour    = netip.MustParsePrefix("2002::/16")       // RFC 3056: bits 16-47
+	teredo       = netip.MustParsePrefix("2001::/32")       // RFC 4380: server bits 32-63, client ^bits 96-127
+	nat64WKP     = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052: bits 96-127
+	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48")  // RFC 8215: the operator picks the length
+)
+
+// embeddedV4 returns every IPv4 address an IPv6 address may carry, in the
+// forms of docs/decisions/netguard-embedded-ipv4.md. IPv4-mapped
+// addresses are unmapped by the caller. The local-use NAT64 prefix leaves
+// the embedding length (RFC 6052: /48, /56, /64 or /96) to the operator,
+// which the address does not say, so each reading is returned and the
+// address is refused if any of them is.
+func embeddedV4(ip netip.Addr) []netip.Addr {
+	if !ip.Is6() {
+		return nil
+	}
+	b := ip.As16()
+	v4 := func(a, b2, c, d byte) netip.Addr { return netip.AddrFrom4([4]byte{a, b2, c, d}) }
+	switch {
+	case v4Compatible.Contains(ip), v4Translated.Contains(ip), nat64WKP.Contains(ip):
+		return []netip.Addr{v4(b[12], b[13], b[14], b[15])}
+	case sixToFour.Contains(ip):
+		return []netip.Addr{v4(b[2], b[3], b[4], b[5])}
+	case teredo.Contains(ip):
+		return []netip.Addr{v4(b[4], b[5], b[6], b[7]), v4(^b[12], ^b[13], ^b[14], ^b[15])}
+	case nat64Local.Contains(ip):
+		// RFC 6052 2.2: bits 64-71 are skipped for lengths below /96.
+		return []netip.Addr{
+			v4(b[6], b[7], b[9], b[10]),    // /48
+			v4(b[7], b[9], b[10], b[11]),   // /56
+			v4(b[9], b[10], b[11], b[12]),  // /64
+			v4(b[12], b[13], b[14], b[15]), // /96
+		}
+	}
+	return nil
+}
+
+// Blocked reports whether ip may not be dialled. An IPv6 address that
+// carries an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
+// ::a.b.c.d, IPv4-translated, 6to4, Teredo, NAT64) is judged by the IPv4
+// address it carries: blocked when that address is (for Teredo, either of
+// its two; for the local-use NAT64 prefix, any reading of it).
 //
 // Any address with an IPv6 zone (fe80::1%eth0, [::1%25lo] in a URL) is
 // blocked: netip.Prefix.Contains never matches a zoned address, so without
@@ -74,6 +121,11 @@ func Blocked(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, p := range blocked {
 		if p.Contains(ip) {
+			return true
+		}
+	}
+	for _, v4 := range embeddedV4(ip) {
+		if Blocked(v4) {
 			return true
 		}
 	}

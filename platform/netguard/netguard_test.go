@@ -94,6 +94,11 @@ func TestDialTimeRefusal(t *testing.T) {
 		"http://[::ffff:127.0.0.1%25lo]:" + port + "/",
 		"http://[fe80::1%25lo]:" + port + "/",
 		"http://[fd00::1%25lo]/",
+		// IPv6 forms that carry a blocked IPv4 address.
+		"http://[::127.0.0.1]:" + port + "/",
+		"http://[2002:7f00:1::]:" + port + "/",
+		"http://[64:ff9b::7f00:1]:" + port + "/",
+		"http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:" + port + "/",
 	} {
 		resp, err := c.Get(u)
 		if err == nil {
@@ -158,5 +163,61 @@ func TestCheckHost(t *testing.T) {
 	o.AllowPrivate = true
 	if err := CheckHost(ctx, o, "127.0.0.1"); err != nil {
 		t.Errorf("allow-private: %v", err)
+	}
+}
+
+// TestEmbeddedIPv4JudgedByCarriedAddress: every IPv6 form that carries an
+// IPv4 address is refused exactly when the IPv4 address it carries is, at
+// registration (CheckHost) and at dial time (the dialer's Control hook).
+func TestEmbeddedIPv4JudgedByCarriedAddress(t *testing.T) {
+	cases := []struct {
+		form, ip string
+		blocked  bool
+	}{
+		{"IPv4-compatible loopback", "::127.0.0.1", true},
+		{"IPv4-compatible private", "::10.1.2.3", true},
+		{"IPv4-compatible metadata", "::169.254.169.254", true},
+		{"IPv4-compatible public", "::8.8.8.8", false},
+		{"IPv4-mapped loopback", "::ffff:127.0.0.1", true},
+		{"IPv4-mapped public", "::ffff:8.8.8.8", false},
+		{"IPv4-translated loopback", "::ffff:0:127.0.0.1", true},
+		{"IPv4-translated public", "::ffff:0:8.8.8.8", false},
+		{"6to4 loopback", "2002:7f00:1::", true},
+		{"6to4 metadata", "2002:a9fe:a9fe::1", true},
+		{"6to4 private", "2002:c0a8:101:1::5", true},
+		{"6to4 public", "2002:808:808::1", false},
+		{"Teredo client loopback (inverted)", "2001:0:4136:e378:8000:63bf:80ff:fffe", true},
+		{"Teredo client private (inverted)", "2001:0:4136:e378:8000:63bf:f5ff:fffe", true},
+		{"Teredo server private", "2001:0:a00:1:8000:63bf:f7f7:f7f7", true},
+		{"Teredo server and client public", "2001:0:4136:e378:8000:63bf:f7f7:f7f7", false},
+		{"NAT64 well-known loopback", "64:ff9b::7f00:1", true},
+		{"NAT64 well-known metadata", "64:ff9b::a9fe:a9fe", true},
+		{"NAT64 well-known public", "64:ff9b::808:808", false},
+		{"NAT64 local-use /96 loopback", "64:ff9b:1::7f00:1", true},
+		{"NAT64 local-use /48 loopback", "64:ff9b:1:7f00:0:100::", true},
+		{"NAT64 local-use /64 private", "64:ff9b:1:0:a:0:100::", true},
+		{"NAT64 local-use public in every reading", "64:ff9b:1:808:8:808:808:808", false},
+		{"plain public IPv6", "2606:4700:4700::1111", false},
+		{"plain public IPv6 beside Teredo", "2001:4860:4860::8888", false},
+	}
+	ctrl := control(false)
+	ctx := context.Background()
+	for _, c := range cases {
+		t.Run(c.form, func(t *testing.T) {
+			ip := netip.MustParseAddr(c.ip)
+			if got := Blocked(ip); got != c.blocked {
+				t.Errorf("Blocked(%s) = %v, want %v", c.ip, got, c.blocked)
+			}
+			regErr := CheckHost(ctx, Options{}, c.ip)
+			dialErr := ctrl("tcp", netip.AddrPortFrom(ip, 443).String(), nil)
+			for stage, err := range map[string]error{"registration": regErr, "dial": dialErr} {
+				if c.blocked && !errors.Is(err, ErrBlocked) {
+					t.Errorf("%s %s: %v, want ErrBlocked", stage, c.ip, err)
+				}
+				if !c.blocked && err != nil {
+					t.Errorf("%s %s: %v, want allowed", stage, c.ip, err)
+				}
+			}
+		})
 	}
 }

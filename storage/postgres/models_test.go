@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"svc/storage"
+	"svc/storage/modelcache"
 	"svc/storage/storagetest"
 )
 
@@ -30,7 +31,7 @@ func TestModelCacheOverPostgres(t *testing.T) {
 		if _, err := db.pool.Exec(context.Background(), "TRUNCATE models"); err != nil {
 			t.Fatal(err)
 		}
-		return storage.NewModelCache(db.Models(), time.Minute)
+		return modelcache.New(db.Models(), time.Minute)
 	})
 }
 

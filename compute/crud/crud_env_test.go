@@ -1,4 +1,4 @@
-package compute_test
+package crud_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"svc/authcache"
 	"svc/compute"
+	"svc/compute/crud"
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
@@ -65,7 +66,7 @@ type crudEnv struct {
 // envOptions adjust the services before the server starts.
 type envOptions struct {
 	// wrapEntities replaces the entity service the server sees.
-	wrapEntities func(compute.Entities) compute.Entities
+	wrapEntities func(crud.Entities) crud.Entities
 }
 
 func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
@@ -111,7 +112,7 @@ func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
 	}
 	t.Cleanup(cache.Close)
 
-	var ents compute.Entities = esvc
+	var ents crud.Entities = esvc
 	if opt.wrapEntities != nil {
 		ents = opt.wrapEntities(esvc)
 	}
@@ -119,9 +120,9 @@ func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := compute.New(compute.Config{}, &authcache.TokenVerifier{C: cache, Log: log}, log)
-	srv.SetServices(compute.Services{Entities: ents, Models: msvc, Search: ssvc, ErrorStatus: fast.ErrorStatus})
-	srv.Start(lis)
+	verify := &authcache.TokenVerifier{C: cache, Log: log}
+	srv := compute.New(compute.Config{}, verify, log)
+	srv.Start(lis, crud.New(crud.Services{Entities: ents, Models: msvc, Search: ssvc, ErrorStatus: fast.ErrorStatus}, verify, log))
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -1,4 +1,4 @@
-package compute_test
+package crud_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"svc/compute"
+	"svc/compute/crud"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/storage"
@@ -521,7 +521,7 @@ func TestCrudRPCTenantIsolation(t *testing.T) {
 // show only a ticket.
 func TestCrudRPCErrors(t *testing.T) {
 	leak := errors.New("pq: connection to 10.0.0.7 refused (secret detail)")
-	e := newCrudEnv(t, "memory", envOptions{wrapEntities: func(real compute.Entities) compute.Entities {
+	e := newCrudEnv(t, "memory", envOptions{wrapEntities: func(real crud.Entities) crud.Entities {
 		return failingGet{Entities: real, err: leak}
 	}})
 	get := obj{"id": "g", "entityId": uuid.NewString()}
@@ -592,7 +592,7 @@ func TestCrudRPCErrors(t *testing.T) {
 // failingGet is the real entity service whose reads fail with an
 // infrastructure error, to see what a 5xx looks like on the wire.
 type failingGet struct {
-	compute.Entities
+	crud.Entities
 	err error
 }
 

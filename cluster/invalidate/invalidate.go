@@ -1,4 +1,14 @@
-package main
+// Package invalidate keeps every node's caches current in cluster mode
+// (docs/ARCHITECTURE.md, cluster): a change made on one node reaches every
+// node's caches through the cluster bus at once; the model cache lease and
+// the auth reconcile loop stay as the safety net for a lost message.
+//
+// Two topics carry it. cluster.TopicModelInvalidate names a changed model
+// (the other nodes drop their stored-record cache, decoded schema and
+// compiled workflows of it); cluster.TopicAuthChanged names the kind of
+// verification state that changed (the other nodes re-read it and purge
+// their verified-token cache).
+package invalidate
 
 import (
 	"context"
@@ -12,10 +22,6 @@ import (
 	"svc/workflow"
 )
 
-// Cluster-wide state (issue 16 item 4): a change made on one node reaches
-// every node's caches through the bus at once; the model cache lease and
-// the auth reconcile loop stay as the safety net for a lost message.
-
 // modelChange is the payload of cluster.TopicModelInvalidate.
 type modelChange struct {
 	Node    string `json:"node"`
@@ -24,13 +30,13 @@ type modelChange struct {
 	Version int    `json:"version"`
 }
 
-// wireModelInvalidation broadcasts every model change this node makes and
+// Models broadcasts every model change this node makes and
 // drops the other nodes' decoded schema and compiled workflows of it. The
 // changing node has already updated its own copies, so it ignores its own
 // message. storeForget, when not nil, drops the tenant's cached model
-// records (storage.ModelCache on PostgreSQL) before the decoded copies go,
+// records (modelcache.Cache on PostgreSQL) before the decoded copies go,
 // so the next read sees the other node's write, not the lease's.
-func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, storeForget func(tenant string), log *slog.Logger) func() {
+func Models(cl cluster.Cluster, models ModelService, sets *workflow.SetCache, storeForget func(tenant string), log *slog.Logger) (stop func()) {
 	self := cl.Self().ID
 	models.OnChange(func(tenant string, key storage.ModelKey) {
 		b, _ := json.Marshal(modelChange{Node: self, Tenant: tenant, Name: key.Name, Version: key.Version})
@@ -51,6 +57,15 @@ func wireModelInvalidation(cl cluster.Cluster, models *model.Service, sets *work
 			sets.Forget(c.Tenant, c.Name, c.Version)
 		}
 	})
+}
+
+// ModelService is the node's model service as invalidation sees it
+// (*model.Service).
+type ModelService interface {
+	// OnChange registers the hook told of every model change this node makes.
+	OnChange(fn model.ChangeFunc)
+	// Forget drops the node's decoded copy of a model.
+	Forget(tenant string, key storage.ModelKey)
 }
 
 // Kinds of cluster.TopicAuthChanged.
@@ -84,10 +99,10 @@ func (a *authPublisher) changed(kind string) {
 	}
 }
 
-// announceIAM wraps the IAM stores so each successful write announces
+// AnnounceIAM wraps the IAM stores so each successful write announces
 // itself on the bus. Wrapping the stores, not the services, catches every
 // write path (API, bootstrap, reload stamps) in one place.
-func announceIAM(st storage.IAMStores, cl cluster.Cluster, log *slog.Logger) storage.IAMStores {
+func AnnounceIAM(st storage.IAMStores, cl cluster.Cluster, log *slog.Logger) storage.IAMStores {
 	p := &authPublisher{cl: cl, self: cl.Self().ID, log: log}
 	if st.Clients != nil {
 		st.Clients = clientsNotify{st.Clients, p}
@@ -107,17 +122,18 @@ func announceIAM(st storage.IAMStores, cl cluster.Cluster, log *slog.Logger) sto
 	return st
 }
 
-// authRefreshers are what a node re-reads on another node's change; nil
+// Refreshers are what a node re-reads on another node's auth change; nil
 // members (mock mode) are skipped.
-type authRefreshers struct {
-	providers func(context.Context) error // OIDC providers (rediscovers changed ones)
-	trusted   func(context.Context) error // trusted keys
-	reconcile func(context.Context) error // keypairs, revocations and the externals
-	purge     func()                      // verified-token cache
+type Refreshers struct {
+	Providers func(context.Context) error // OIDC providers (rediscovers changed ones)
+	Trusted   func(context.Context) error // trusted keys
+	Reconcile func(context.Context) error // keypairs, revocations and the externals
+	Purge     func()                      // verified-token cache
 }
 
-// subscribeAuth applies other nodes' auth changes here.
-func subscribeAuth(cl cluster.Cluster, r authRefreshers, timeout time.Duration, log *slog.Logger) func() {
+// Auth applies other nodes' auth changes on this node, each within
+// timeout; the returned function unsubscribes.
+func Auth(cl cluster.Cluster, r Refreshers, timeout time.Duration, log *slog.Logger) (stop func()) {
 	self := cl.Self().ID
 	return cl.Subscribe(cluster.TopicAuthChanged, func(p []byte) {
 		var c authChange
@@ -129,21 +145,21 @@ func subscribeAuth(cl cluster.Cluster, r authRefreshers, timeout time.Duration, 
 		var err error
 		switch c.Kind {
 		case authProviders:
-			if r.providers != nil {
-				err = r.providers(ctx)
+			if r.Providers != nil {
+				err = r.Providers(ctx)
 			}
 		case authTrusted:
-			if r.trusted != nil {
-				err = r.trusted(ctx)
+			if r.Trusted != nil {
+				err = r.Trusted(ctx)
 			}
 		case authKeypairs, authRevoked:
-			if r.reconcile != nil {
-				err = r.reconcile(ctx)
+			if r.Reconcile != nil {
+				err = r.Reconcile(ctx)
 			}
 		}
 		// A change may revoke what a cached verification accepted.
-		if r.purge != nil {
-			r.purge()
+		if r.Purge != nil {
+			r.Purge()
 		}
 		if err != nil {
 			log.Warn("cluster: applying another node's auth change; the reconcile loop retries", "kind", c.Kind, "error", err)
@@ -286,29 +302,4 @@ func (r revokedNotify) RevokeToken(ctx context.Context, t *storage.RevokedToken)
 		r.p.changed(authRevoked)
 	}
 	return err
-}
-
-// wireClusterWide subscribes this node to the other nodes' model and auth
-// changes and makes its own model changes known; the returned function
-// unsubscribes. jwt is nil in mock mode.
-func wireClusterWide(cl cluster.Cluster, models *model.Service, sets *workflow.SetCache, modelStore storage.Models, fed *federationServices, jwt *jwtMode, timeout time.Duration, log *slog.Logger) func() {
-	var storeForget func(string)
-	if c, ok := modelStore.(*storage.ModelCache); ok {
-		storeForget = c.Invalidate
-	}
-	stopModels := wireModelInvalidation(cl, models, sets, storeForget, log)
-	var r authRefreshers
-	if fed.Providers != nil {
-		r.providers = fed.Providers.Refresh
-		r.trusted = fed.Trusted.Refresh
-	}
-	if jwt != nil {
-		r.reconcile = jwt.cache.Reconcile
-		r.purge = jwt.cache.Purge
-	}
-	stopAuth := subscribeAuth(cl, r, timeout, log)
-	return func() {
-		stopModels()
-		stopAuth()
-	}
 }

@@ -1,4 +1,4 @@
-package storage_test
+package modelcache_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/modelcache"
 	"svc/storage/storagetest"
 )
 
@@ -36,13 +37,13 @@ func (m *countingModels) GetModel(ctx context.Context, tenant string, key storag
 }
 
 func TestModelCacheContract(t *testing.T) {
-	storagetest.Models(t, func(*testing.T) storage.Models { return storage.NewModelCache(memory.NewModels(), time.Minute) })
+	storagetest.Models(t, func(*testing.T) storage.Models { return modelcache.New(memory.NewModels(), time.Minute) })
 }
 
 func TestModelCacheReadsOncePerChange(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingModels{Models: memory.NewModels()}
-	c := storage.NewModelCache(inner, 0)
+	c := modelcache.New(inner, 0)
 	k := storage.ModelKey{Name: "orders", Version: 1}
 	m := &storage.Model{Tenant: "t", Key: k, State: "UNLOCKED"}
 	if err := c.PutModel(ctx, m); err != nil {
@@ -93,7 +94,7 @@ func TestModelCacheReadsOncePerChange(t *testing.T) {
 func TestModelCacheInvalidateAndLease(t *testing.T) {
 	ctx := context.Background()
 	inner := memory.NewModels()
-	c := storage.NewModelCache(inner, time.Minute)
+	c := modelcache.New(inner, time.Minute)
 	now := time.Unix(1_000_000, 0)
 	c.SetClock(func() time.Time { return now })
 	k := storage.ModelKey{Name: "orders", Version: 1}
@@ -137,7 +138,7 @@ func TestModelCacheInvalidateAndLease(t *testing.T) {
 func TestModelCacheLoadRacingWrite(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingModels{Models: memory.NewModels()}
-	c := storage.NewModelCache(inner, 0)
+	c := modelcache.New(inner, 0)
 	k := storage.ModelKey{Name: "orders", Version: 1}
 	m := &storage.Model{Tenant: "t", Key: k, State: "UNLOCKED"}
 	if err := c.PutModel(ctx, m); err != nil {

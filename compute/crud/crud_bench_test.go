@@ -1,4 +1,4 @@
-package compute_test
+package crud_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package storage
+package modelcache
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"svc/storage"
 )
 
-// ModelCache is a Models that keeps each tenant's models in process, so
+// Cache is a storage.Models that keeps each tenant's models in process, so
 // that GET {ctx}/model/ and the model read of every entity write cost no
 // database round trip (issue 14: on PostgreSQL a single create read its
 // model twice, and the model list was a query per request).
@@ -26,8 +28,8 @@ import (
 // A load that raced with a write is never installed: every invalidation
 // advances the tenant's generation, and a load installs its result only
 // if the generation it started under is still current.
-type ModelCache struct {
-	inner   Models
+type Cache struct {
+	inner   storage.Models
 	lease   time.Duration
 	now     func() time.Time
 	tenants sync.Map // tenant → *tenantModels
@@ -42,19 +44,19 @@ type tenantModels struct {
 }
 
 type modelSnapshot struct {
-	list    []*Model // sorted by name, version (ListModels' order)
-	byKey   map[ModelKey]*Model
+	list    []*storage.Model // sorted by name, version (ListModels' order)
+	byKey   map[storage.ModelKey]*storage.Model
 	expires time.Time // zero: no lease
 }
 
-// NewModelCache caches inner's models with the given lease.
-func NewModelCache(inner Models, lease time.Duration) *ModelCache {
-	return &ModelCache{inner: inner, lease: lease, now: time.Now}
+// New caches inner's models with the given lease.
+func New(inner storage.Models, lease time.Duration) *Cache {
+	return &Cache{inner: inner, lease: lease, now: time.Now}
 }
 
 // OnChange registers fn to hear of every model write this process makes
 // (for a cluster to tell the other nodes); nil removes it.
-func (c *ModelCache) OnChange(fn func(tenant string)) {
+func (c *Cache) OnChange(fn func(tenant string)) {
 	if fn == nil {
 		c.onChange.Store(nil)
 		return
@@ -63,7 +65,7 @@ func (c *ModelCache) OnChange(fn func(tenant string)) {
 }
 
 // Invalidate drops tenant's cached models; the next read loads them again.
-func (c *ModelCache) Invalidate(tenant string) {
+func (c *Cache) Invalidate(tenant string) {
 	t := c.slot(tenant)
 	t.mu.Lock()
 	t.gen.Add(1)
@@ -71,7 +73,7 @@ func (c *ModelCache) Invalidate(tenant string) {
 	t.mu.Unlock()
 }
 
-func (c *ModelCache) slot(tenant string) *tenantModels {
+func (c *Cache) slot(tenant string) *tenantModels {
 	if v, ok := c.tenants.Load(tenant); ok {
 		return v.(*tenantModels)
 	}
@@ -80,7 +82,7 @@ func (c *ModelCache) slot(tenant string) *tenantModels {
 }
 
 // snapshot returns tenant's live cached models, loading them if needed.
-func (c *ModelCache) snapshot(ctx context.Context, tenant string) (*modelSnapshot, error) {
+func (c *Cache) snapshot(ctx context.Context, tenant string) (*modelSnapshot, error) {
 	t := c.slot(tenant)
 	if s := t.snap.Load(); s != nil && (s.expires.IsZero() || c.now().Before(s.expires)) {
 		return s, nil
@@ -94,7 +96,7 @@ func (c *ModelCache) snapshot(ctx context.Context, tenant string) (*modelSnapsho
 		a, b := list[i].Key, list[j].Key
 		return a.Name < b.Name || (a.Name == b.Name && a.Version < b.Version)
 	})
-	s := &modelSnapshot{list: list, byKey: make(map[ModelKey]*Model, len(list))}
+	s := &modelSnapshot{list: list, byKey: make(map[storage.ModelKey]*storage.Model, len(list))}
 	for _, m := range list {
 		s.byKey[m.Key] = m
 	}
@@ -114,14 +116,14 @@ func (c *ModelCache) snapshot(ctx context.Context, tenant string) (*modelSnapsho
 
 // GetModel returns the cached model (a copy of the record; its byte slices
 // are shared, as the Models contract allows).
-func (c *ModelCache) GetModel(ctx context.Context, tenant string, key ModelKey) (*Model, error) {
+func (c *Cache) GetModel(ctx context.Context, tenant string, key storage.ModelKey) (*storage.Model, error) {
 	s, err := c.snapshot(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
 	m, ok := s.byKey[key]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 	cp := *m
 	return &cp, nil
@@ -129,13 +131,13 @@ func (c *ModelCache) GetModel(ctx context.Context, tenant string, key ModelKey) 
 
 // ListModels returns copies of the cached records, sorted by name and
 // version.
-func (c *ModelCache) ListModels(ctx context.Context, tenant string) ([]*Model, error) {
+func (c *Cache) ListModels(ctx context.Context, tenant string) ([]*storage.Model, error) {
 	s, err := c.snapshot(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Model, len(s.list))
-	recs := make([]Model, len(s.list))
+	out := make([]*storage.Model, len(s.list))
+	recs := make([]storage.Model, len(s.list))
 	for i, m := range s.list {
 		recs[i] = *m
 		out[i] = &recs[i]
@@ -144,20 +146,20 @@ func (c *ModelCache) ListModels(ctx context.Context, tenant string) ([]*Model, e
 }
 
 // PutModel writes through and drops the tenant's cached models.
-func (c *ModelCache) PutModel(ctx context.Context, m *Model) error {
+func (c *Cache) PutModel(ctx context.Context, m *storage.Model) error {
 	err := c.inner.PutModel(ctx, m)
 	c.changed(m.Tenant)
 	return err
 }
 
 // DeleteModel deletes through and drops the tenant's cached models.
-func (c *ModelCache) DeleteModel(ctx context.Context, tenant string, key ModelKey) error {
+func (c *Cache) DeleteModel(ctx context.Context, tenant string, key storage.ModelKey) error {
 	err := c.inner.DeleteModel(ctx, tenant, key)
 	c.changed(tenant)
 	return err
 }
 
-func (c *ModelCache) changed(tenant string) {
+func (c *Cache) changed(tenant string) {
 	c.Invalidate(tenant)
 	if fn := c.onChange.Load(); fn != nil {
 		(*fn)(tenant)

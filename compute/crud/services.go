@@ -1,4 +1,4 @@
-package compute
+package crud
 
 import (
 	"context"
@@ -62,7 +62,3 @@ type Services struct {
 	// Without it only SERVER_ERROR counts as a server-side failure.
 	ErrorStatus func(code string) (status int, retryable bool)
 }
-
-// SetServices wires the domain services of the CRUD RPCs. Call it before
-// Start; the services are read without synchronisation afterwards.
-func (s *Server) SetServices(svc Services) { s.svc = svc }

@@ -1,4 +1,4 @@
-package compute
+package crud
 
 import (
 	"strconv"
@@ -17,10 +17,8 @@ const oneTransaction = 1 << 30
 
 // entityHandlers serve the entity and search types; the read types are in
 // search_rpc.go.
-var entityHandlers map[string]crudHandler
-
-func init() {
-	entityHandlers = map[string]crudHandler{
+func entityHandlers() map[string]crudHandler {
+	return map[string]crudHandler{
 		wire.TypeEntityCreateRequest:             {serve: (*crudCall).create},
 		wire.TypeEntityCreateCollectionRequest:   {serve: (*crudCall).createCollection},
 		wire.TypeEntityUpdateRequest:             {serve: (*crudCall).update},

@@ -1,4 +1,4 @@
-package compute
+package crud
 
 import (
 	"errors"
@@ -15,8 +15,7 @@ import (
 // TestAPIErrorShapes: the in-band error object (docs/decisions/0019-compute-members.md) of every kind of failure, as
 // classified by the HTTP API's status table.
 func TestAPIErrorShapes(t *testing.T) {
-	s := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
-	s.SetServices(Services{ErrorStatus: fast.ErrorStatus})
+	s := New(Services{ErrorStatus: fast.ErrorStatus}, testTokens, slog.New(slog.DiscardHandler))
 	unavailable := apierr.New(apierr.ServiceUnavailable, "storage is busy")
 	for _, tc := range []struct {
 		name      string
@@ -45,7 +44,7 @@ func TestAPIErrorShapes(t *testing.T) {
 		}
 	}
 	// Without the HTTP table only SERVER_ERROR is server-side.
-	bare := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
+	bare := New(Services{}, testTokens, slog.New(slog.DiscardHandler))
 	if e := bare.apiError(unavailable); e.Code != "CLIENT_ERROR" {
 		t.Fatalf("unclassified: %+v", e)
 	}

@@ -1,4 +1,4 @@
-package compute
+package crud
 
 import (
 	"context"
@@ -51,8 +51,7 @@ func FuzzCrudRequest(f *testing.F) {
 	if _, err := msvc.Lock(context.Background(), "t1", key); err != nil {
 		f.Fatal(err)
 	}
-	s := New(Config{}, testTokens, slog.New(slog.DiscardHandler))
-	s.SetServices(Services{Entities: esvc, Models: msvc, Search: ssvc})
+	s := New(Services{Entities: esvc, Models: msvc, Search: ssvc}, testTokens, slog.New(slog.DiscardHandler))
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer m2m-t1"))
 	rpcs := []string{rpcEntityManage, rpcEntityManageCollection, rpcEntitySearch, rpcEntitySearchCollection, rpcModelManage}
 

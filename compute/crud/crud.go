@@ -1,7 +1,14 @@
-package compute
+// Package crud is the gRPC adapter of svc's CRUD RPCs (entityManage,
+// entitySearch, entityModelManage and their collection forms): it decodes
+// CloudEvents payloads into the domain services' typed requests and
+// encodes their results (docs/ARCHITECTURE.md, compute). The member
+// protocol (startStreaming) is compute's; compute.Server hands the CRUD
+// RPCs of the one CloudEventsService to a Server of this package.
+package crud
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -12,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"svc/compute"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/entity"
@@ -34,6 +42,25 @@ const (
 
 // nilUUID fills the id fields of a failure response that has none.
 const nilUUID = "00000000-0000-0000-0000-000000000000"
+
+// Server serves the CRUD RPCs over the domain services.
+type Server struct {
+	svc    Services
+	verify compute.TokenVerifier
+	log    *slog.Logger
+	// entity and model map each request type to its handler.
+	entity, model map[string]crudHandler
+}
+
+// New serves the CRUD RPCs over svc, authenticating callers with verify
+// as compute's member streams are. A nil service makes its RPCs answer
+// Unimplemented.
+func New(svc Services, verify compute.TokenVerifier, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{svc: svc, verify: verify, log: log, entity: entityHandlers(), model: modelHandlers()}
+}
 
 // crudCall is one CRUD request being served.
 type crudCall struct {
@@ -108,7 +135,7 @@ func (s *Server) authorize(ctx context.Context) (*iam.Principal, error) {
 	if s.verify == nil {
 		return nil, status.Error(codes.Unauthenticated, "authentication failed")
 	}
-	p, err := s.verify.VerifyToken(ctx, bearer(ctx))
+	p, err := s.verify.VerifyToken(ctx, compute.Bearer(ctx))
 	if err != nil || p == nil {
 		return nil, status.Error(codes.Unauthenticated, "authentication failed")
 	}
@@ -193,7 +220,7 @@ func (s *Server) serveCrud(ctx context.Context, ev *ce.CloudEvent, rpc string, s
 		if s.svc.Models == nil {
 			return status.Error(codes.Unimplemented, "model management is not available on this server")
 		}
-		h, ok = modelHandlers[ev.GetType()]
+		h, ok = s.model[ev.GetType()]
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "unsupported model event type: %q", ev.GetType())
 		}
@@ -204,7 +231,7 @@ func (s *Server) serveCrud(ctx context.Context, ev *ce.CloudEvent, rpc string, s
 		if s.svc.Entities == nil || s.svc.Search == nil {
 			return status.Error(codes.Unimplemented, "entity operations are not available on this server")
 		}
-		h, ok = entityHandlers[ev.GetType()]
+		h, ok = s.entity[ev.GetType()]
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "unsupported entity event type: %q", ev.GetType())
 		}

@@ -1,4 +1,12 @@
-package storage
+// Package overlay lets a request that joined an open transaction read its
+// own writes (docs/ARCHITECTURE.md, storage). The transaction's writes are
+// not committed yet, so no engine has them; the wrappers below put them
+// over what the engine answers: every current read (get, list, scan,
+// counts, history, search, fetch) of a joined request sees the buffered
+// writes as if they were committed, with deleted entities gone. Reads at a
+// point in time see committed data only. The transaction itself is a
+// storage.Pending found in the request's context (storage.PendingFrom).
+package overlay
 
 import (
 	"bytes"
@@ -10,60 +18,27 @@ import (
 	"github.com/google/uuid"
 
 	"svc/predicate"
+	"svc/storage"
 )
 
-// Reading one's own writes (docs/decisions/0015-transactions.md). A request that
-// joined an open transaction carries it in its context under PendingKey;
-// the transaction's writes are not committed yet, so no engine has them.
-// The overlays below put them over what the engine answers: every
-// current read (get, list, scan, counts, history, search, fetch) of a
-// joined request sees the buffered writes as if they were committed, with
-// deleted entities gone. Reads at a point in time see committed data only.
-
-// PendingKey is the context key of a joined request's transaction. It is
-// a string because the HTTP layer sets it as a fasthttp user value.
-const PendingKey = "svc.txjoin"
-
-// Pending is an open transaction's buffered writes as its joined requests
-// see them.
-type Pending interface {
-	// PendingTenant is the tenant the transaction writes in.
-	PendingTenant() string
-	// PendingEntities returns the latest buffered revision of every entity
-	// of model written in the transaction; a deleted one has Deleted set.
-	PendingEntities(model ModelKey) []*Entity
-	// PendingEntity returns the buffered revision of id (found false when
-	// the transaction did not write it); base is the committed one, or nil.
-	PendingEntity(id [16]byte, base *Entity) (e *Entity, found bool)
-}
-
-// PendingFrom returns the transaction a request joined in tenant, or nil.
-func PendingFrom(ctx context.Context, tenant string) Pending {
-	p, _ := ctx.Value(PendingKey).(Pending)
-	if p == nil || p.PendingTenant() != tenant {
-		return nil
-	}
-	return p
-}
-
-// Overlay returns s reading through the buffered writes of the
+// Entities returns s reading through the buffered writes of the
 // transaction a request joined; writes pass through unchanged.
-func Overlay(s Entities) Entities {
-	if o, ok := s.(overlayEntities); ok {
+func Entities(s storage.Entities) storage.Entities {
+	if o, ok := s.(entities); ok {
 		return o
 	}
-	return overlayEntities{s}
+	return entities{s}
 }
 
-type overlayEntities struct{ Entities }
+type entities struct{ storage.Entities }
 
 // pendingOf is the pending entities of model, indexed by id; nil when the
 // request joined nothing or the transaction holds none of the model.
-func pendingOf(ctx context.Context, tenant string, model ModelKey, at *time.Time) ([]*Entity, map[[16]byte]*Entity) {
+func pendingOf(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time) ([]*storage.Entity, map[[16]byte]*storage.Entity) {
 	if at != nil {
 		return nil, nil
 	}
-	p := PendingFrom(ctx, tenant)
+	p := storage.PendingFrom(ctx, tenant)
 	if p == nil {
 		return nil, nil
 	}
@@ -71,17 +46,17 @@ func pendingOf(ctx context.Context, tenant string, model ModelKey, at *time.Time
 	if len(es) == 0 {
 		return nil, nil
 	}
-	by := make(map[[16]byte]*Entity, len(es))
+	by := make(map[[16]byte]*storage.Entity, len(es))
 	for _, e := range es {
 		by[e.ID] = e
 	}
 	return es, by
 }
 
-func (o overlayEntities) Get(ctx context.Context, tenant string, id [16]byte) (*Entity, error) {
+func (o entities) Get(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
 	e, err := o.Entities.Get(ctx, tenant, id)
-	p := PendingFrom(ctx, tenant)
-	if p == nil || (err != nil && !errors.Is(err, ErrNotFound)) {
+	p := storage.PendingFrom(ctx, tenant)
+	if p == nil || (err != nil && !errors.Is(err, storage.ErrNotFound)) {
 		return e, err
 	}
 	b, found := p.PendingEntity(id, e)
@@ -89,18 +64,18 @@ func (o overlayEntities) Get(ctx context.Context, tenant string, id [16]byte) (*
 		return e, err
 	}
 	if b.Deleted {
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 	return b, nil
 }
 
-func (o overlayEntities) History(ctx context.Context, tenant string, id [16]byte) ([]Entity, error) {
+func (o entities) History(ctx context.Context, tenant string, id [16]byte) ([]storage.Entity, error) {
 	h, err := o.Entities.History(ctx, tenant, id)
-	p := PendingFrom(ctx, tenant)
-	if p == nil || (err != nil && !errors.Is(err, ErrNotFound)) {
+	p := storage.PendingFrom(ctx, tenant)
+	if p == nil || (err != nil && !errors.Is(err, storage.ErrNotFound)) {
 		return h, err
 	}
-	var base *Entity
+	var base *storage.Entity
 	if len(h) > 0 && !h[len(h)-1].Deleted {
 		base = &h[len(h)-1]
 	}
@@ -116,16 +91,16 @@ func (o overlayEntities) History(ctx context.Context, tenant string, id [16]byte
 		// Created and deleted again in the transaction: nothing to show.
 		return h, err
 	case b.Deleted:
-		r.ChangeType = ChangeDeleted
+		r.ChangeType = storage.ChangeDeleted
 	case base == nil:
-		r.ChangeType = ChangeCreated
+		r.ChangeType = storage.ChangeCreated
 	default:
-		r.ChangeType = ChangeUpdated
+		r.ChangeType = storage.ChangeUpdated
 	}
 	return append(h, r), nil
 }
 
-func (o overlayEntities) List(ctx context.Context, tenant string, model ModelKey, at *time.Time, offset, limit int) ([]*Entity, error) {
+func (o entities) List(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, offset, limit int) ([]*storage.Entity, error) {
 	pend, by := pendingOf(ctx, tenant, model, at)
 	if pend == nil || limit <= 0 {
 		return o.Entities.List(ctx, tenant, model, at, offset, limit)
@@ -138,15 +113,15 @@ func (o overlayEntities) List(ctx context.Context, tenant string, model ModelKey
 	out := merge(base, pend, by, nil)
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].ID[:], out[j].ID[:]) < 0 })
 	if offset >= len(out) {
-		return []*Entity{}, nil
+		return []*storage.Entity{}, nil
 	}
 	return out[offset:min(len(out), offset+limit)], nil
 }
 
 // merge drops the committed entities the transaction rewrote from base
 // and adds its live ones that keep (all when keep is nil).
-func merge(base, pend []*Entity, by map[[16]byte]*Entity, keep func(*Entity) bool) []*Entity {
-	out := make([]*Entity, 0, len(base)+len(pend))
+func merge(base, pend []*storage.Entity, by map[[16]byte]*storage.Entity, keep func(*storage.Entity) bool) []*storage.Entity {
+	out := make([]*storage.Entity, 0, len(base)+len(pend))
 	created := map[[16]byte]time.Time{}
 	for _, e := range base {
 		if _, ok := by[e.ID]; ok {
@@ -171,12 +146,12 @@ func merge(base, pend []*Entity, by map[[16]byte]*Entity, keep func(*Entity) boo
 	return out
 }
 
-func (o overlayEntities) Scan(ctx context.Context, tenant string, model ModelKey, at *time.Time, fn func(*Entity) error) error {
+func (o entities) Scan(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, fn func(*storage.Entity) error) error {
 	pend, by := pendingOf(ctx, tenant, model, at)
 	if pend == nil {
 		return o.Entities.Scan(ctx, tenant, model, at, fn)
 	}
-	err := o.Entities.Scan(ctx, tenant, model, at, func(e *Entity) error {
+	err := o.Entities.Scan(ctx, tenant, model, at, func(e *storage.Entity) error {
 		if _, ok := by[e.ID]; ok {
 			return nil
 		}
@@ -197,9 +172,9 @@ func (o overlayEntities) Scan(ctx context.Context, tenant string, model ModelKey
 
 // committedState is the committed live state of each pending entity
 // ("" and false when it has none).
-func (o overlayEntities) committedState(ctx context.Context, tenant string, id [16]byte) (string, bool, error) {
+func (o entities) committedState(ctx context.Context, tenant string, id [16]byte) (string, bool, error) {
 	e, err := o.Entities.Get(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return "", false, nil
 	}
 	if err != nil {
@@ -208,7 +183,7 @@ func (o overlayEntities) committedState(ctx context.Context, tenant string, id [
 	return e.State, true, nil
 }
 
-func (o overlayEntities) Count(ctx context.Context, tenant string, model ModelKey) (int64, error) {
+func (o entities) Count(ctx context.Context, tenant string, model storage.ModelKey) (int64, error) {
 	n, err := o.Entities.Count(ctx, tenant, model)
 	pend, _ := pendingOf(ctx, tenant, model, nil)
 	if err != nil || pend == nil {
@@ -229,7 +204,7 @@ func (o overlayEntities) Count(ctx context.Context, tenant string, model ModelKe
 	return n, nil
 }
 
-func (o overlayEntities) CountByState(ctx context.Context, tenant string, model ModelKey, at *time.Time) ([]StateCount, error) {
+func (o entities) CountByState(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time) ([]storage.StateCount, error) {
 	cs, err := o.Entities.CountByState(ctx, tenant, model, at)
 	pend, _ := pendingOf(ctx, tenant, model, at)
 	if err != nil || pend == nil {
@@ -251,34 +226,34 @@ func (o overlayEntities) CountByState(ctx context.Context, tenant string, model 
 			by[e.State]++
 		}
 	}
-	out := make([]StateCount, 0, len(by))
+	out := make([]storage.StateCount, 0, len(by))
 	for st, n := range by {
 		if n > 0 {
-			out = append(out, StateCount{Model: model, State: st, Count: n})
+			out = append(out, storage.StateCount{Model: model, State: st, Count: n})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].State < out[j].State })
 	return out, nil
 }
 
-// OverlaySearch returns s searching through the buffered writes of the
+// Searcher returns s searching through the buffered writes of the
 // transaction a request joined.
-func OverlaySearch(s Searcher) Searcher {
-	if o, ok := s.(overlaySearcher); ok {
+func Searcher(s storage.Searcher) storage.Searcher {
+	if o, ok := s.(searcher); ok {
 		return o
 	}
-	return overlaySearcher{s}
+	return searcher{s}
 }
 
-type overlaySearcher struct{ Searcher }
+type searcher struct{ storage.Searcher }
 
 // MetaOf is the lifecycle view of e that conditions read.
-func MetaOf(e *Entity, m *predicate.Meta) {
+func MetaOf(e *storage.Entity, m *predicate.Meta) {
 	*m = predicate.Meta{ID: uuid.UUID(e.ID).String(), State: e.State, TransitionForLatestSave: e.Transition,
 		TransactionID: uuid.UUID(e.TxID).String(), CreationDate: e.CreatedAt, LastUpdateTime: e.UpdatedAt}
 }
 
-func (o overlaySearcher) Search(ctx context.Context, q *SearchQuery) ([]*Entity, error) {
+func (o searcher) Search(ctx context.Context, q *storage.SearchQuery) ([]*storage.Entity, error) {
 	pend, by := pendingOf(ctx, q.Tenant, q.Model, q.At)
 	if pend == nil {
 		return o.Searcher.Search(ctx, q)
@@ -294,21 +269,21 @@ func (o overlaySearcher) Search(ctx context.Context, q *SearchQuery) ([]*Entity,
 		return nil, err
 	}
 	var m predicate.Meta
-	out := merge(base, pend, by, func(e *Entity) bool {
+	out := merge(base, pend, by, func(e *storage.Entity) bool {
 		if q.Cond == nil {
 			return true
 		}
 		MetaOf(e, &m)
 		return q.Cond.Match(e.Data, &m)
 	})
-	SortEntities(out, q.Sort)
+	storage.SortEntities(out, q.Sort)
 	if q.Max > 0 && len(out) > q.Max+1 {
 		out = out[:q.Max+1]
 	}
 	return out, nil
 }
 
-func (o overlaySearcher) SearchIDs(ctx context.Context, q *SearchQuery) ([][16]byte, error) {
+func (o searcher) SearchIDs(ctx context.Context, q *storage.SearchQuery) ([][16]byte, error) {
 	if pend, _ := pendingOf(ctx, q.Tenant, q.Model, q.At); pend == nil {
 		return o.Searcher.SearchIDs(ctx, q)
 	}
@@ -323,8 +298,8 @@ func (o overlaySearcher) SearchIDs(ctx context.Context, q *SearchQuery) ([][16]b
 	return ids, nil
 }
 
-func (o overlaySearcher) Fetch(ctx context.Context, tenant string, ids [][16]byte, at *time.Time) ([]*Entity, error) {
-	p := PendingFrom(ctx, tenant)
+func (o searcher) Fetch(ctx context.Context, tenant string, ids [][16]byte, at *time.Time) ([]*storage.Entity, error) {
+	p := storage.PendingFrom(ctx, tenant)
 	if p == nil || at != nil {
 		return o.Searcher.Fetch(ctx, tenant, ids, at)
 	}
@@ -332,11 +307,11 @@ func (o overlaySearcher) Fetch(ctx context.Context, tenant string, ids [][16]byt
 	if err != nil {
 		return nil, err
 	}
-	committed := make(map[[16]byte]*Entity, len(base))
+	committed := make(map[[16]byte]*storage.Entity, len(base))
 	for _, e := range base {
 		committed[e.ID] = e
 	}
-	out := make([]*Entity, 0, len(ids))
+	out := make([]*storage.Entity, 0, len(ids))
 	for _, id := range ids {
 		c := committed[id]
 		if b, found := p.PendingEntity(id, c); found {

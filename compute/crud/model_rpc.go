@@ -1,4 +1,4 @@
-package compute
+package crud
 
 import (
 	json "github.com/goccy/go-json"
@@ -8,10 +8,8 @@ import (
 )
 
 // modelHandlers serve the entityModelManage types.
-var modelHandlers map[string]crudHandler
-
-func init() {
-	modelHandlers = map[string]crudHandler{
+func modelHandlers() map[string]crudHandler {
+	return map[string]crudHandler{
 		wire.TypeModelImportRequest:     {serve: (*crudCall).modelImport},
 		wire.TypeModelExportRequest:     {serve: (*crudCall).modelExport},
 		wire.TypeModelTransitionRequest: {serve: (*crudCall).modelTransition},
