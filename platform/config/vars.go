@@ -202,7 +202,7 @@ func Vars(c *Config) []Var {
 		dur(&c.TxTokenTTL, "SVC_TX_TOKEN_TTL", "cluster", "1m30s", "transaction routing token lifetime; at least the forward timeout"),
 
 		// database
-		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres. pgx defaults to `sslmode=prefer`; for a server on the same host, `?sslmode=disable` (or a Unix socket) saves the TLS work, ~10 % of collection ingest here; a Unix socket (`postgres://user@/db?host=/var/run/postgresql`) also saves ~15 % of svc's and PostgreSQL's CPU per request against TCP loopback (BENCHMARKS.md)")),
+		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres. pgx defaults to `sslmode=prefer`; for a server on the same host, `?sslmode=disable` (or a Unix socket) saves the TLS work, ~10 % of collection ingest here; a Unix socket (`postgres://user@/db?host=/var/run/postgresql`) also saves ~15 % of svc's and PostgreSQL's CPU per request against TCP loopback (docs/benchmarks-history.md)")),
 		dur(&c.PostgresAcquireTimeout, "SVC_POSTGRES_ACQUIRE_TIMEOUT", "database", "10s", "wait for a pooled connection before answering 503; 0 disables"),
 		flag(&c.PostgresAutoMigrate, "SVC_POSTGRES_AUTO_MIGRATE", "database", "true", "apply migrations at start; false refuses a database missing migrations (run svc migrate)"),
 		dur(&c.PostgresIdleInTxTimeout, "SVC_POSTGRES_IDLE_IN_TX_TIMEOUT", "database", "5m", "idle time inside an open transaction; 0 disables"),
