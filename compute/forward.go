@@ -3,6 +3,7 @@ package compute
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/cluster"
+	"svc/cluster/peer"
 	"svc/compute/wire"
 	"svc/platform/apierr"
 	"svc/workflow"
@@ -223,23 +225,56 @@ func (s *Server) forward(ctx context.Context, node cluster.Node, c *workflow.Cal
 	return rep.Response, nil
 }
 
+// maxCalloutTimeoutMs is the largest timeoutMs a time.Duration holds.
+const maxCalloutTimeoutMs = math.MaxInt64 / int64(time.Millisecond)
+
+// parseCallout reads a forwarded dispatch. Anything a node would not have
+// sent (not the JSON shape, no request or tenant, a type or principal kind
+// outside the protocol, a timeout outside 0..maxCalloutTimeoutMs) wraps
+// peer.ErrMalformed, which the internal route answers with a sealed 400,
+// before any member is looked up.
+func parseCallout(body []byte) (*callout, error) {
+	var co callout
+	if err := json.Unmarshal(body, &co); err != nil {
+		return nil, peer.Malformed("the body is not a callout: %v", err)
+	}
+	switch {
+	case co.Request == nil:
+		return nil, peer.Malformed("the callout has no request")
+	case co.Tenant == "":
+		return nil, peer.Malformed("the callout has no tenant")
+	case co.TimeoutMs < 0 || co.TimeoutMs > maxCalloutTimeoutMs:
+		return nil, peer.Malformed("the callout's timeoutMs %d is outside 0..%d", co.TimeoutMs, maxCalloutTimeoutMs)
+	}
+	switch co.Type {
+	case wire.TypeProcessorRequest, wire.TypeCriteriaRequest, wire.TypeFunctionRequest:
+	default:
+		return nil, peer.Malformed("callout of unknown type %q", co.Type)
+	}
+	switch co.AuthKind {
+	case "user", "service", "system":
+	default:
+		return nil, peer.Malformed("the callout's principal kind %q is not user, service or system", co.AuthKind)
+	}
+	return &co, nil
+}
+
+// callFor is the dispatch a parsed callout asks for.
+func callFor(co *callout) *workflow.Call {
+	return &workflow.Call{Tenant: co.Tenant, Auth: workflow.Auth{Kind: co.AuthKind, ID: co.AuthID, Roles: co.Roles},
+		TxToken: co.TxToken, Tags: co.Tags, TagsCSV: co.TagsCSV, Timeout: time.Duration(co.TimeoutMs) * time.Millisecond}
+}
+
 // ServeCallout serves a forwarded dispatch (the internal route's
 // handler): it runs on this node's members only, without waiting for one
 // to join and without forwarding again, so a call crosses at most one
 // hop. The reply carries the member's response or the dispatch error.
 func (s *Server) ServeCallout(ctx context.Context, body []byte) ([]byte, error) {
-	var co callout
-	if err := json.Unmarshal(body, &co); err != nil || co.Request == nil {
-		return nil, fmt.Errorf("compute: malformed callout: %v", err)
+	co, err := parseCallout(body)
+	if err != nil {
+		return nil, err
 	}
-	switch co.Type {
-	case wire.TypeProcessorRequest, wire.TypeCriteriaRequest, wire.TypeFunctionRequest:
-	default:
-		return nil, fmt.Errorf("compute: callout of unknown type %q", co.Type)
-	}
-	c := &workflow.Call{Tenant: co.Tenant, Auth: workflow.Auth{Kind: co.AuthKind, ID: co.AuthID, Roles: co.Roles},
-		TxToken: co.TxToken, Tags: co.Tags, TagsCSV: co.TagsCSV, Timeout: time.Duration(co.TimeoutMs) * time.Millisecond}
-	resp, err := s.exchange(ctx, c, co.Type, co.Request, co.What, true)
+	resp, err := s.exchange(ctx, callFor(co), co.Type, co.Request, co.What, true)
 	var rep calloutReply
 	if err != nil {
 		rep.Error = &replyError{Message: err.Error()}

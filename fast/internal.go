@@ -67,6 +67,15 @@ func (s *Server) internalRoute(path string, h peer.Handler, g *peer.Guard) fasth
 			return
 		}
 		out, err := h(dctx(ctx), plain)
+		if errors.Is(err, peer.ErrMalformed) {
+			// The caller authenticated: it gets the refusal sealed to its
+			// request, so it can tell the peer's answer from a forgery.
+			s.writeProblem(ctx, NewProblem(400, "BAD_REQUEST", err.Error()))
+			sealed := g.Key().SealResponse(fasthttp.MethodPost, path, ts, peer.Nonce(body), ctx.Response.Body())
+			ctx.SetContentType(peer.ContentType)
+			ctx.SetBody(sealed)
+			return
+		}
 		if err != nil {
 			s.writeProblem(ctx, &Problem{Status: 500, Code: "SERVER_ERROR", Message: "internal error", Internal: err})
 			return

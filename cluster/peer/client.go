@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,10 +16,24 @@ import (
 )
 
 // Handler serves one internal route: the opened request body in, the
-// response body (sealed by the caller of the handler) out. An error is a
-// failure of the route itself, answered 500; typed domain failures belong
-// in the response body.
+// response body (sealed by the caller of the handler) out. An error
+// wrapping ErrMalformed (see Malformed) is a payload the route cannot
+// read, answered with a sealed 400; any other error is a failure of the
+// route itself, answered 500; typed domain failures belong in the
+// response body.
 type Handler func(ctx context.Context, body []byte) ([]byte, error)
+
+// ErrMalformed marks a call that authenticated but whose payload the
+// route cannot read (not its JSON shape, a field out of range). The HTTP
+// layer answers it 400, sealed to the request like any answer, and a
+// Client returns it (wrapped, with the route's detail) instead of
+// ErrUnreachable: the peer was reached and said no.
+var ErrMalformed = errors.New("peer: malformed payload")
+
+// Malformed wraps err as a malformed-payload failure of a handler.
+func Malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
 
 // Mux holds the internal routes. Routes are added before the HTTP layer
 // mounts them and never after.
@@ -107,6 +122,17 @@ func (c *Client) Call(ctx context.Context, base, path string, plain []byte) ([]b
 		return nil, fmt.Errorf("%w: %s%s: %v", ErrUnreachable, base, path, err)
 	}
 	if sc := resp.StatusCode(); sc != fasthttp.StatusOK {
+		// A sealed 400 is the peer's own refusal of the payload; anything
+		// unsealed could come from whoever sits on the path.
+		if sc == fasthttp.StatusBadRequest && string(resp.Header.ContentType()) == ContentType {
+			if p, err := c.key.OpenResponse(fasthttp.MethodPost, path, ts, Nonce(body), resp.Body()); err == nil {
+				var prob struct {
+					Detail string `json:"detail"`
+				}
+				_ = json.Unmarshal(p, &prob)
+				return nil, fmt.Errorf("%w: %s%s answered 400: %s", ErrMalformed, base, path, prob.Detail)
+			}
+		}
 		return nil, fmt.Errorf("%w: %s%s answered %d", ErrUnreachable, base, path, sc)
 	}
 	out, err := c.key.OpenResponse(fasthttp.MethodPost, path, ts, Nonce(body), resp.Body())

@@ -2,8 +2,10 @@ package peer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,13 @@ func serveMux(t *testing.T, m *Mux) string {
 			return
 		}
 		out, err := h(ctx, plain)
+		if errors.Is(err, ErrMalformed) {
+			ctx.SetStatusCode(400)
+			ctx.SetContentType(ContentType)
+			prob, _ := json.Marshal(map[string]any{"status": 400, "detail": "BAD_REQUEST: " + err.Error()})
+			ctx.SetBody(m.Guard().Key().SealResponse("POST", path, ts, Nonce(body), prob))
+			return
+		}
 		if err != nil {
 			ctx.SetStatusCode(500)
 			return
@@ -89,5 +98,39 @@ func TestClientRoundTrip(t *testing.T) {
 	short := NewClient(k, ClientOptions{Timeout: 200 * time.Millisecond, AllowLoopback: true})
 	if _, err := short.Call(context.Background(), "http://"+hang.Addr().String(), "/internal/echo", []byte("hi")); !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("silent peer: %v", err)
+	}
+}
+
+// TestClientMalformedRefusal: a peer's sealed 400 (the route could not
+// read the payload) comes back as ErrMalformed with the peer's detail, not
+// as ErrUnreachable; an unsealed 400, which anyone on the path could
+// send, stays ErrUnreachable.
+func TestClientMalformedRefusal(t *testing.T) {
+	k := testKey(t, 1)
+	m := NewMux(NewGuard(k))
+	m.Handle("/internal/strict", func(_ context.Context, b []byte) ([]byte, error) {
+		return nil, Malformed("want %q, got %q", "ok", b)
+	})
+	base := serveMux(t, m)
+	c := NewClient(k, ClientOptions{Timeout: 10 * time.Second, AllowLoopback: true})
+	_, err := c.Call(context.Background(), base, "/internal/strict", []byte("nope"))
+	if !errors.Is(err, ErrMalformed) || errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), `want "ok", got "nope"`) {
+		t.Fatalf("sealed 400: %v, want ErrMalformed with the peer's detail", err)
+	}
+
+	plain400 := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(400)
+		ctx.SetContentType(ContentType)
+		ctx.SetBodyString("not sealed")
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = plain400.Serve(ln) }()
+	t.Cleanup(func() { _ = plain400.Shutdown(); <-done })
+	if _, err := c.Call(context.Background(), "http://"+ln.Addr().String(), "/internal/strict", []byte("x")); !errors.Is(err, ErrUnreachable) || errors.Is(err, ErrMalformed) {
+		t.Fatalf("unsealed 400: %v, want ErrUnreachable", err)
 	}
 }

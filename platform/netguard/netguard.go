@@ -74,7 +74,7 @@ var (
 )
 
 // embeddedV4 returns every IPv4 address an IPv6 address may carry, in the
-// forms of docs/decisions/netguard-embedded-ipv4.md. IPv4-mapped
+// forms of docs/decisions/0008-oidc-providers.md. IPv4-mapped
 // addresses are unmapped by the caller. The local-use NAT64 prefix leaves
 // the embedding length (RFC 6052: /48, /56, /64 or /96) to the operator,
 // which the address does not say, so each reading is returned and the
