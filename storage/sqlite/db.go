@@ -160,6 +160,10 @@ func (db *DB) Close() {
 	}
 }
 
+// WriteStats counts the write groups committed and the jobs in them since
+// open (jobs/groups is the mean group size), for metrics and benchmarks.
+func (db *DB) WriteStats() (groups, jobs int64) { return db.w.groups.Load(), db.w.jobs.Load() }
+
 // Path is the database file.
 func (db *DB) Path() string { return db.opt.Path }
 
