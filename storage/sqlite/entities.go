@@ -46,7 +46,10 @@ const insertRevision = `INSERT INTO revisions (id, tenant, version, model_name, 
 
 func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
 	var at int64
-	err := s.db.w.write(ctx, func(w *wtx) error {
+	// commit reads and writes only the database (its instant comes from
+	// the writer's clock, which only moves forward), so a group of commits
+	// may skip per-job savepoints and re-run after a rare failure.
+	err := s.db.w.writePure(ctx, func(w *wtx) error {
 		var err error
 		at, err = commit(w, tx)
 		return err
