@@ -22,10 +22,11 @@ import (
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
 	"svc/storage/postgres/pgtestdb"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // entityEngines are the storage engines every entity API test runs on.
-var entityEngines = []string{"memory", "postgres"}
+var entityEngines = []string{"memory", "sqlite", "postgres"}
 
 // entityTenantAuth is a test authenticator: "Bearer <tenant>" acts as user
 // u-<tenant> in that tenant; anything else is 401.
@@ -65,6 +66,9 @@ func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		ms, es, sr = db.Models(), db.Entities(), db.Search(time.Minute)
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		ms, es, sr = db.Models(), db.Entities(), db.Search()
 	} else {
 		me := memory.NewEntities()
 		ms, es, sr = memory.NewModels(), me, memory.NewSearch(me)

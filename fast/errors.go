@@ -92,6 +92,9 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 		s.writeProblem(ctx, &Problem{Status: 409, Code: "CONFLICT", Message: "a concurrent change won; retry the request", Retryable: true})
 	case errors.Is(err, storage.ErrUnavailable):
 		s.writeProblem(ctx, &Problem{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "storage is busy; retry the request", Retryable: true, Internal: err})
+	case errors.Is(err, storage.ErrScanBudget):
+		s.writeProblem(ctx, &Problem{Status: 400, Code: "SCAN_BUDGET_EXHAUSTED",
+			Message: "the search would examine more rows than the storage engine allows (SVC_SQLITE_SEARCH_SCAN_LIMIT); narrow the condition or raise the limit"})
 	case unstorableText(err):
 		// A backstop: the text guard (textguard.go) and jsondoc should
 		// have refused this before storage. Its own code lets tests tell

@@ -18,6 +18,7 @@ import (
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // fedJWT is svc in jwt mode on a loopback listener with the whole
@@ -39,6 +40,9 @@ func fedIAMStores(t *testing.T, engine string) storage.IAMStores {
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		return storage.IAMStores{Clients: db.M2MClients(), Keypairs: db.Keypairs(), TrustedKeys: db.TrustedKeys(), Providers: db.OIDCProviders()}
+	}
+	if engine == "sqlite" {
+		return sqlitetest.Open(t).IAMStores()
 	}
 	return memory.NewIAMStores()
 }
@@ -251,7 +255,7 @@ func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
 // gets 401 while a token of the key now published verifies; on both
 // engines holding the registrations.
 func TestProviderInvalidationDropsItsKeys(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			f := startFederatedJWTOn(t, engine)
 			admin := f.clientToken(t)

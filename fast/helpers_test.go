@@ -8,6 +8,7 @@ import (
 
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
@@ -35,6 +36,10 @@ func testStores(t testing.TB, engine string) (storage.Models, storage.Entities, 
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		return db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
+	}
+	if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		return db.Models(), db.Entities(), db.Audits(), db.Search()
 	}
 	m := memory.NewEntities()
 	return memory.NewModels(), m, m.Audits(), memory.NewSearch(m)

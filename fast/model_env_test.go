@@ -21,10 +21,11 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres/pgtestdb"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // modelEngines are the storage engines every model API test runs on.
-var modelEngines = []string{"memory", "postgres"}
+var modelEngines = []string{"memory", "sqlite", "postgres"}
 
 // tokenTenants is a test authenticator: "Bearer <tenant>" acts in that
 // tenant, anything else is 401.
@@ -82,6 +83,9 @@ func newPostgresModels(t testing.TB) storage.Models {
 func newModelStore(t testing.TB, engine string) storage.Models {
 	if engine == "postgres" {
 		return newPostgresModels(t)
+	}
+	if engine == "sqlite" {
+		return sqlitetest.Open(t).Models()
 	}
 	return memory.NewModels()
 }

@@ -17,6 +17,7 @@ import (
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 	"svc/workflow"
 )
 
@@ -32,6 +33,9 @@ func newTemplateEnv(t testing.TB, engine string) *entityEnv {
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search(time.Minute)
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		ms, es, as, sr = db.Models(), db.Entities(), db.Audits(), db.Search()
 	} else {
 		m := memory.NewEntities()
 		ms, es, as, sr = memory.NewModels(), m, m.Audits(), memory.NewSearch(m)
@@ -108,7 +112,7 @@ const pyWorkflow = `{"workflows":[{"version":"1.0","name":"Pet","desc":"pet life
 // earlier instant (isoformat, "+" arriving as a space), stats, changes,
 // and the aliases in grouped statistics and delete by condition.
 func TestPythonTemplateReplay(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			pythonTemplateReplay(t, newTemplateEnv(t, engine))
 		})
@@ -295,7 +299,7 @@ func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
 // STRUCTURAL and lock with empty bodies, workflow import REPLACE of a
 // "1.0" file, export; then entity writes extend the empty locked model.
 func TestJavaTemplateSetupSequence(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newTemplateEnv(t, engine)
 			hdr := []string{"Content-Type", "application/json"}
@@ -332,7 +336,7 @@ func TestJavaTemplateSetupSequence(t *testing.T) {
 // {transactionId, entityIds} object, for the loopback and a named
 // transition, on both engines.
 func TestEntityPutIgnoresTemplateFlags(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newTemplateEnv(t, engine)
 			env.lockedModel("t1", "pet", 1, `{"name":"x","category":"cat","age":1}`)

@@ -18,6 +18,7 @@ import (
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 	"svc/workflow"
 )
 
@@ -33,6 +34,9 @@ func newScheduledEnv(t testing.TB, engine string) *entityEnv {
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		ms, es, as, ts, sr = db.Models(), db.Entities(), db.Audits(), db.Tasks(), db.Search(time.Minute)
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		ms, es, as, ts, sr = db.Models(), db.Entities(), db.Audits(), db.Tasks(), db.Search()
 	} else {
 		m := memory.NewEntities()
 		ms, es, as, ts, sr = memory.NewModels(), m, m.Audits(), m.Tasks(), memory.NewSearch(m)

@@ -11,6 +11,7 @@ import (
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // searchEnv is a running server with the model, entity, search and
@@ -31,6 +32,9 @@ func newSearchEnv(t testing.TB, engine string, opt func(*search.Options)) *searc
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
 		ms, es, sr, jobs, msgs = db.Models(), db.Entities(), db.Search(time.Minute), db.SearchJobs(), db.Messages()
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		ms, es, sr, jobs, msgs = db.Models(), db.Entities(), db.Search(), db.SearchJobs(), db.Messages()
 	} else {
 		me := memory.NewEntities()
 		ms, es, sr, jobs, msgs = memory.NewModels(), me, memory.NewSearch(me), memory.NewSearchJobs(), memory.NewMessages()

@@ -35,7 +35,7 @@ func sqlExtensionDocs() map[string]opDoc {
 	login := obj("A PostgreSQL login for psql and BI tools: connect to `database` as `role`; `search_path` is already `schema`.", Map{
 		"role": str(""), "password": str(""), "schema": str(""), "database": str(""),
 	}, "role", "password", "schema", "database")
-	pg501 := e(501, "NOT_IMPLEMENTED_BY_BACKEND: the memory backend has no SQL.")
+	pg501 := e(501, "NOT_IMPLEMENTED_BY_BACKEND: the memory and sqlite backends have no SQL.")
 	return map[string]opDoc{
 		"sqlQuery": {
 			desc: "One SQL statement over the views of a saved SQL schema, run read-only as the schema's own PostgreSQL role " +

@@ -21,6 +21,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres/pgtestdb"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // sqlAuth: "Bearer <tenant>" acts as a user of that tenant, "Bearer
@@ -59,6 +60,10 @@ func newSQLEnv(t testing.TB, engine string) *sqlEnv {
 		db := pgtestdb.Open(t, env.dbURL, 8, time.Minute)
 		st := db.SQLSchemas(20 * time.Second)
 		ms, es, sr, ss, run = db.Models(), db.Entities(), db.Search(time.Minute), st, st
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		st := db.SQLSchemas()
+		ms, es, sr, ss, run = db.Models(), db.Entities(), db.Search(), st, st
 	} else {
 		me := memory.NewEntities()
 		st := memory.NewSQLSchemas()
@@ -201,7 +206,7 @@ func TestSQLSchemaAPI(t *testing.T) {
 			}
 			env.call("A", "DELETE", "/sql/schema/?schemaName=everything", nil).problem(t, 404, "NOT_FOUND")
 
-			if engine == "memory" {
+			if engine != "postgres" {
 				env.call("A", "PUT", "/sql/schema/putDefault/m", nil).ok(t)
 				r := env.call("A", "POST", "/sql/query", []byte(`{"schemaName":"m","sql":"SELECT 1"}`))
 				r.problem(t, 501, "NOT_IMPLEMENTED_BY_BACKEND")

@@ -21,6 +21,7 @@ import (
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 	"svc/streamdata"
 )
 
@@ -49,6 +50,9 @@ func newStreamEnvPager(t testing.TB, engine string, wrap func(storage.StreamPage
 		db := newEntityPostgres(t)
 		s := db.Search(time.Minute)
 		ms, es, sr, cfgs, ixs, pager, explain = db.Models(), db.Entities(), s, db.StreamConfigs(), db.StreamIndexes(), s, s
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
+		ms, es, sr, cfgs, ixs = db.Models(), db.Entities(), db.Search(), db.StreamConfigs(), db.StreamIndexes()
 	} else {
 		me := memory.NewEntities()
 		ms, es, sr, cfgs, ixs = memory.NewModels(), me, memory.NewSearch(me), memory.NewStreamConfigs(), memory.NewStreamIndexes()

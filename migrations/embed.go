@@ -12,3 +12,11 @@ var postgresFS embed.FS
 
 // Postgres is the PostgreSQL engine's migrations, rooted at their directory.
 var Postgres = mustSub(postgresFS, "postgres")
+
+// sqliteFS holds sqlite/NNNN_name.sql; the number is the schema version.
+//
+//go:embed sqlite/*.sql
+var sqliteFS embed.FS
+
+// SQLite is the SQLite engine's migrations, rooted at their directory.
+var SQLite = mustSub(sqliteFS, "sqlite")

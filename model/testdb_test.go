@@ -11,6 +11,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres/pgtestdb"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 var testDBURL string
@@ -18,13 +19,16 @@ var testDBURL string
 // TestMain gives the package its own database and drops it afterwards.
 func TestMain(m *testing.M) { pgtest.Main(m, "model", &testDBURL) }
 
-var engines = []string{"memory", "postgres"}
+var engines = []string{"memory", "sqlite", "postgres"}
 
 // newStore returns an empty store of the engine.
 func newStore(t testing.TB, engine string) storage.Models {
 	t.Helper()
 	if engine == "memory" {
 		return memory.NewModels()
+	}
+	if engine == "sqlite" {
+		return sqlitetest.Open(t).Models()
 	}
 	db := pgtestdb.Open(t, testDBURL, 8, time.Minute)
 	c, err := pgx.Connect(context.Background(), testDBURL)

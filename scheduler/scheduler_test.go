@@ -15,6 +15,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
+	"svc/storage/sqlite/sqlitetest"
 	"svc/workflow"
 )
 
@@ -56,6 +57,9 @@ func newWorld(t *testing.T, engine string, c *counter) *world {
 			t.Fatal(err)
 		}
 		t.Cleanup(db.Close)
+		ms, w.ents, w.tasks = db.Models(), db.Entities(), db.Tasks()
+	} else if engine == "sqlite" {
+		db := sqlitetest.Open(t)
 		ms, w.ents, w.tasks = db.Models(), db.Entities(), db.Tasks()
 	} else {
 		m := memory.NewEntities()
@@ -104,7 +108,7 @@ func repeat(s string, n int) string {
 // PostgreSQL: two pools, as two nodes would): every task fires exactly
 // once, its processor called once.
 func TestFiresOnceWithTwoSchedulers(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			c := &counter{calls: map[string]int{}}
 			w, want := newWorld(t, engine, c), 40

@@ -10,6 +10,7 @@ import (
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // gatedSearcher blocks SearchIDs until released or cancelled, so tests can
@@ -80,11 +81,14 @@ func code(err error) string {
 }
 
 func TestAsyncCapacityAndCancel(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			var jobs storage.SearchJobs = memory.NewSearchJobs()
 			if engine == "postgres" {
 				jobs = openPG(t).SearchJobs()
+			}
+			if engine == "sqlite" {
+				jobs = sqlitetest.Open(t).SearchJobs()
 			}
 			s, g := asyncService(t, jobs, Options{Workers: 1, Queue: 1, MaxPerTenant: 2, Heartbeat: 20 * time.Millisecond,
 				StaleAfter: time.Hour, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Hour})
@@ -142,11 +146,14 @@ func TestAsyncCapacityAndCancel(t *testing.T) {
 }
 
 func TestAsyncStaleAndReap(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			var jobs storage.SearchJobs = memory.NewSearchJobs()
 			if engine == "postgres" {
 				jobs = openPG(t).SearchJobs()
+			}
+			if engine == "sqlite" {
+				jobs = sqlitetest.Open(t).SearchJobs()
 			}
 			ctx := context.Background()
 			old := time.Now().Add(-time.Hour).UTC()

@@ -12,12 +12,13 @@ import (
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // engines is one data set stored in both engines, with a search service
 // over each.
 type engines struct {
-	mem, pg *Service
+	mem, pg, sq *Service
 	// raw is the memory engine with its prepared-document cache off.
 	raw    *Service
 	tenant string
@@ -70,13 +71,14 @@ func newEngines(t testing.TB, n int) *engines {
 	}
 	schema := im.AppendSimpleView(nil)
 	db := openPG(t)
-	mm, pm := memory.NewModels(), db.Models()
-	for _, ms := range []storage.Models{mm, pm} {
+	lite := sqlitetest.Open(t)
+	mm, pm, sm := memory.NewModels(), db.Models(), lite.Models()
+	for _, ms := range []storage.Models{mm, pm, sm} {
 		if err := ms.PutModel(ctx, &storage.Model{Tenant: tenant, Key: key, State: "LOCKED", Schema: schema}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	me, pe := memory.NewEntities(), db.Entities()
+	me, pe, se := memory.NewEntities(), db.Entities(), lite.Entities()
 	r := mrand.New(mrand.NewPCG(1, uint64(n)))
 	states := []string{"CREATED", "APPROVED", "DONE"}
 	const batch = 500
@@ -89,7 +91,7 @@ func newEngines(t testing.TB, n int) *engines {
 			tx.Writes = append(tx.Writes, w)
 			done++
 		}
-		for _, es := range []storage.Entities{me, pe} {
+		for _, es := range []storage.Entities{me, pe, se} {
 			if _, err := es.Commit(ctx, tx); err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +100,7 @@ func newEngines(t testing.TB, n int) *engines {
 	opt := Options{MaxSortKeys: 4}
 	rawSearch := memory.NewSearch(me)
 	rawSearch.SetMaxPreparedDocs(0)
-	return &engines{mem: New(mm, memory.NewSearch(me), nil, opt), pg: New(pm, db.Search(0), nil, opt),
+	return &engines{mem: New(mm, memory.NewSearch(me), nil, opt), pg: New(pm, db.Search(0), nil, opt), sq: New(sm, lite.Search(), nil, opt),
 		raw: New(mm, rawSearch, nil, opt), tenant: tenant, model: key, n: n}
 }
 
@@ -175,8 +177,8 @@ func idsOf(es []*storage.Entity) string {
 	return b.String()
 }
 
-// TestEnginesAgree runs generated conditions and sort keys on both engines
-// (and the memory engine without its prepared-document cache) over the
+// TestEnginesAgree runs generated conditions and sort keys on the three
+// engines (and the memory engine without its prepared-document cache) over the
 // same entities and requires the same answer: the same ids in the same
 // order, or the same error code.
 func TestEnginesAgree(t *testing.T) {
@@ -212,6 +214,9 @@ func TestEnginesAgree(t *testing.T) {
 		}
 		if rw, err := e.raw.Direct(ctx, req); err != nil || idsOf(rw) != idsOf(m) {
 			t.Fatalf("condition %s sort %v: memory without prepared documents differs (%v)", cond, sorts, err)
+		}
+		if sq, err := e.sq.Direct(ctx, req); err != nil || idsOf(sq) != idsOf(m) {
+			t.Fatalf("condition %s sort %v: sqlite differs from memory (%d rows, %v)", cond, sorts, len(sq), err)
 		}
 		if len(m) > 0 && len(m) < e.n {
 			nonEmpty++

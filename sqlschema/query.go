@@ -25,7 +25,7 @@ type QueryRequest struct {
 
 func needsPostgres() error {
 	return apierr.New(CodeNeedsPostgres, "SQL queries and SQL logins need the PostgreSQL storage backend "+
-		"(SVC_STORAGE_BACKEND=postgres); the memory backend keeps SQL schema configuration only")
+		"(SVC_STORAGE_BACKEND=postgres); the memory and sqlite backends keep SQL schema configuration only")
 }
 
 func (s *Service) runnerErr(err error) error {

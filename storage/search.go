@@ -2,10 +2,16 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"svc/predicate"
 )
+
+// ErrScanBudget: a search would examine more rows than the engine's scan
+// limit allows (SQLite's SVC_SQLITE_SEARCH_SCAN_LIMIT); the API answers 400
+// SCAN_BUDGET_EXHAUSTED. Not retryable: narrow the search or raise the limit.
+var ErrScanBudget = errors.New("storage: search scan budget exhausted")
 
 // SortField is what a sort key reads: a data path or one meta field.
 type SortField uint8

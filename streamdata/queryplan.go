@@ -333,7 +333,7 @@ func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]
 		// The memory engine scans its snapshot: the plan nodes are all
 		// there is, no SQL and no EXPLAIN.
 		out["pgExplain"] = nil
-		out["explainNote"] = "no EXPLAIN on this engine (memory): the original and optimized plan nodes are the plan"
+		out["explainNote"] = "no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan"
 	}
 	if s.explain != nil {
 		q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Limit: DefaultPage, Eq: pl.eq}

@@ -40,6 +40,9 @@ func bulkSvc(t *testing.T, engine string) string {
 	if engine == "postgres" {
 		env = append(env, "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+pgtest.New(t, "bulk"))
 	}
+	if engine == "sqlite" {
+		env = append(env, "SVC_STORAGE_BACKEND=sqlite", "SVC_SQLITE_PATH="+filepath.Join(t.TempDir(), "svc.db"))
+	}
 	startServe(t, bin, adminPort, env...)
 	return fmt.Sprintf("http://127.0.0.1:%d/api", httpPort)
 }
@@ -153,7 +156,7 @@ func newGate(t *testing.T, target string, open int64) (*gate, string) {
 }
 
 func TestImportInterruptResumeExport(t *testing.T) {
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			base := bulkSvc(t, engine)
 			dir := t.TempDir()

@@ -13,8 +13,9 @@ var commands = []struct{ name, what string }{
 	{"version", "print the build's version, commit and date"},
 	{"help [topic]", "print this list and the topic tree, or one topic"},
 	{"health", "probe the admin listener's /readyz (exit 0 ready, 1 not)"},
-	{"init", "write ~/.config/svc/svc.env with every variable at its default"},
-	{"migrate", "apply PostgreSQL migrations and exit"},
+	{"init", "write ~/.config/svc/svc.env selecting the SQLite backend, every other variable at its default"},
+	{"migrate", "apply the storage backend's migrations (PostgreSQL or SQLite) and exit"},
+	{"backup --to FILE", "copy the SQLite database, online, to FILE (PostgreSQL: use pg_dump)"},
 }
 
 func writeCommands(w io.Writer) error {

@@ -45,6 +45,8 @@ func TestConfigErrorsExit1(t *testing.T) {
 		{name: "require jwt in mock mode", env: []string{"SVC_REQUIRE_JWT=true"}, want: "SVC_REQUIRE_JWT"},
 		{name: "stale below 4x heartbeat", env: []string{"SVC_SEARCH_JOB_STALE_AFTER=30s"}, want: "SVC_SEARCH_JOB_STALE_AFTER"},
 		{name: "clustering on memory", env: []string{"SVC_CLUSTER_ENABLED=true", "SVC_NODE_ID=n1", "SVC_HMAC_SECRET=" + hmac}, want: "SVC_CLUSTER_ENABLED"},
+		{name: "clustering on sqlite", env: []string{"SVC_CLUSTER_ENABLED=true", "SVC_NODE_ID=n1", "SVC_HMAC_SECRET=" + hmac, "SVC_STORAGE_BACKEND=sqlite"}, want: "SVC_CLUSTER_ENABLED"},
+		{name: "sqlite cache size", env: []string{"SVC_STORAGE_BACKEND=sqlite", "SVC_SQLITE_CACHE_SIZE=0"}, want: "SVC_SQLITE_CACHE_SIZE"},
 		{name: "postgres without url", env: []string{"SVC_STORAGE_BACKEND=postgres"}, want: "SVC_POSTGRES_URL"},
 		{name: "cors origin with a path", env: []string{"SVC_CORS_ALLOWED_ORIGINS=https://a.example/"}, want: "SVC_CORS_ALLOWED_ORIGINS"},
 		{name: "invalid profile name", env: []string{"SVC_PROFILES=../etc"}, want: "SVC_PROFILES"},

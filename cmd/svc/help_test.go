@@ -61,7 +61,7 @@ func TestHelpParentListsSubtopics(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("svc help config has no SUBTOPICS:\n%s", out)
 	}
-	for _, g := range []string{"http", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"} {
+	for _, g := range []string{"http", "storage", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"} {
 		if !strings.Contains(out[i:], "config."+g) {
 			t.Errorf("svc help config does not list config.%s", g)
 		}

@@ -38,6 +38,8 @@ func run(args []string) int {
 		return initCmd(args)
 	case "migrate":
 		return migrate()
+	case "backup":
+		return backupCmd(args, os.Stdout, os.Stderr)
 	case "import":
 		return importCmd(args, os.Stdin, os.Stdout, os.Stderr)
 	case "export":

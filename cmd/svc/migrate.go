@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"svc/storage/postgres"
+	"svc/storage/sqlite"
 )
 
 // migrate applies storage migrations and exits. It reads the same sources
@@ -22,6 +23,23 @@ func migrate() int {
 			msg += "; SVC_POSTGRES_URL is set but unused: set SVC_STORAGE_BACKEND=postgres to migrate that database"
 		}
 		fmt.Println(msg)
+		return 0
+	}
+	if cfg.StorageBackend == "sqlite" {
+		path := cfg.SQLiteFile()
+		fmt.Printf("storage backend is sqlite (SVC_STORAGE_BACKEND): applying migrations to %s\n", path)
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		defer cancel()
+		o := sqliteOptions(cfg)
+		o.AutoMigrate = true
+		start := time.Now()
+		db, err := sqlite.Open(ctx, o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "svc migrate: %v\n", err)
+			return 1
+		}
+		db.Close()
+		fmt.Printf("migrations applied in %s\n", time.Since(start).Round(time.Millisecond))
 		return 0
 	}
 	fmt.Println("storage backend is postgres (SVC_STORAGE_BACKEND): applying migrations")

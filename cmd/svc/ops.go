@@ -70,6 +70,18 @@ func health() int {
 	return 0
 }
 
+// initTemplate is the file `svc init` writes: the commented template with
+// the SQLite backend selected (a newcomer's data then survives restarts,
+// docs/decisions/0002-configuration.md) and the resolved default file shown.
+func initTemplate() string {
+	t := config.Template()
+	t = strings.Replace(t, "# SVC_STORAGE_BACKEND=memory\n", "SVC_STORAGE_BACKEND=sqlite\n", 1)
+	if db := (&config.Config{}).SQLiteFile(); db != "" {
+		t = strings.Replace(t, "# SVC_SQLITE_PATH=\n", "# SVC_SQLITE_PATH="+db+"\n", 1)
+	}
+	return t
+}
+
 // initCmd writes the user config file with every variable commented out at
 // its default. It never overwrites an existing file.
 func initCmd(args []string) int {
@@ -90,10 +102,13 @@ func initCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "svc init: %v\n", err)
 		return 1
 	}
-	if err := os.WriteFile(path, []byte(config.Template()), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(initTemplate()), 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "svc init: %v\n", err)
 		return 1
 	}
 	fmt.Printf("wrote config to %s\n", path)
+	if db := (&config.Config{}).SQLiteFile(); db != "" {
+		fmt.Printf("svc will keep its data in %s (SVC_STORAGE_BACKEND=sqlite)\n", db)
+	}
 	return 0
 }

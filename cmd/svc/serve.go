@@ -246,6 +246,12 @@ func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
 		api, admin, net.JoinHostPort(cfg.GRPCListenHost(), fmt.Sprint(cfg.GRPCPort)), ctxPath, cfg.IAMMode, cfg.StorageBackend)
 	fmt.Fprintf(w, "  listening on %s (HTTP, SVC_HTTP_BIND_ADDRESS) and %s (gRPC, SVC_GRPC_BIND_ADDRESS)\n",
 		config.DescribeHost(cfg.HTTPListenHost()), config.DescribeHost(cfg.GRPCListenHost()))
+	switch cfg.StorageBackend {
+	case "sqlite":
+		fmt.Fprintf(w, "  data: %s (SQLite; SVC_SQLITE_PATH; back up with `svc backup --to FILE`)\n", cfg.SQLiteFile())
+	case "memory":
+		fmt.Fprintln(w, "  data: in memory only, lost when svc stops (`svc init` selects SQLite storage that is kept)")
+	}
 	if cfg.IAMMode == "mock" {
 		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")
 		fmt.Fprintln(w, "  Do not expose this instance to untrusted networks; set SVC_IAM_MODE=jwt for real auth.")

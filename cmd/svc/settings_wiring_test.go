@@ -13,6 +13,7 @@ import (
 	"svc/scheduler"
 	"svc/search"
 	"svc/storage/postgres"
+	"svc/storage/sqlite"
 )
 
 // TestSettingsReachTheirOptions loads distinct non-default values for the
@@ -40,6 +41,9 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 
 		"SVC_SCHEDULER_SCAN_INTERVAL": "3s", "SVC_SCHEDULER_BATCH_SIZE": "77", "SVC_SCHEDULER_REDISPATCH_BACKOFF": "19s",
 		"SVC_SCHEDULER_EXPIRY_GRACE": "23s",
+
+		"SVC_SQLITE_PATH": "/var/lib/svc/x.db", "SVC_SQLITE_AUTO_MIGRATE": "false", "SVC_SQLITE_BUSY_TIMEOUT": "47s",
+		"SVC_SQLITE_CACHE_SIZE": "4321", "SVC_SQLITE_SEARCH_SCAN_LIMIT": "99",
 	}
 	cfg, err := config.Load(config.Source{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -51,6 +55,11 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 		MaxConnIdleTime: 41 * time.Second, AcquireTimeout: 42 * time.Second, StatementTimeout: 43 * time.Second,
 		IdleInTxTimeout: 44 * time.Second, AutoMigrate: false, MigrateLockWait: 45 * time.Second}); got != want {
 		t.Errorf("postgres options:\n got %+v\nwant %+v", got, want)
+	}
+
+	if got, want := sqliteOptions(cfg), (sqlite.Options{Path: "/var/lib/svc/x.db", AutoMigrate: false, BusyTimeout: 47 * time.Second,
+		CacheSizeKiB: 4321, SearchScanLimit: 99}); got != want {
+		t.Errorf("sqlite options:\n got %+v\nwant %+v", got, want)
 	}
 
 	so := searchOptions(cfg, log)

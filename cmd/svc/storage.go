@@ -11,6 +11,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/modelcache"
 	"svc/storage/postgres"
+	"svc/storage/sqlite"
 	"svc/streamdata"
 )
 
@@ -54,6 +55,11 @@ func postgresOptions(cfg *config.Config) postgres.Options {
 		StatementTimeout: cfg.PostgresStatementTimeout, IdleInTxTimeout: cfg.PostgresIdleInTxTimeout,
 		AutoMigrate: cfg.PostgresAutoMigrate, MigrateLockWait: cfg.PostgresMigrateLockTimeout,
 	}
+}
+
+func sqliteOptions(cfg *config.Config) sqlite.Options {
+	return sqlite.Options{Path: cfg.SQLiteFile(), AutoMigrate: cfg.SQLiteAutoMigrate, BusyTimeout: cfg.SQLiteBusyTimeout,
+		CacheSizeKiB: cfg.SQLiteCacheSize, SearchScanLimit: cfg.SQLiteSearchScanLimit}
 }
 
 // openStorage starts the configured engine within SVC_STARTUP_TIMEOUT.
@@ -101,6 +107,30 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			StreamExplain: db.Search(cfg.PostgresSearchStatementTimeout),
 			Ready: newCachedReady(func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.PostgresAcquireTimeout+1)
+				defer cancel()
+				return db.Ping(ctx) == nil
+			}, readyTTL).Ready,
+			Pool:  db.PoolStats,
+			Close: db.Close,
+		}, nil
+	case "sqlite":
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+		defer cancel()
+		db, err := sqlite.Open(ctx, sqliteOptions(cfg))
+		if err != nil {
+			return nil, err
+		}
+		sqlStore := db.SQLSchemas()
+		search := db.Search()
+		return &stores{
+			SQLSchemas: sqlStore, SQLRunner: sqlStore,
+			Models:   modelStore(cfg, db.Models()),
+			Entities: db.Entities(), Audits: db.Audits(), Tasks: db.Tasks(),
+			IAM:    db.IAMStores(),
+			Search: search, SearchJobs: db.SearchJobs(), Messages: db.Messages(),
+			StreamConfigs: db.StreamConfigs(), StreamIndexes: db.StreamIndexes(),
+			Ready: newCachedReady(func() bool {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				defer cancel()
 				return db.Ping(ctx) == nil
 			}, readyTTL).Ready,

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -44,6 +45,9 @@ func startSweepEnv(t *testing.T, engine string) *sweepEnv {
 		"SVC_OAUTH_MAX_FAILURES_PER_CLIENT=0", "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS=0"}
 	if engine == "postgres" {
 		env = append(env, "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+pgtest.New(t, "cmd_text"))
+	}
+	if engine == "sqlite" {
+		env = append(env, "SVC_STORAGE_BACKEND=sqlite", "SVC_SQLITE_PATH="+filepath.Join(t.TempDir(), "svc.db"))
 	}
 	startServe(t, bin, adminPort, env...)
 	e := &sweepEnv{t: t, base: fmt.Sprintf("http://127.0.0.1:%d/api", httpPort)}
@@ -220,7 +224,7 @@ func TestOddTextSweep(t *testing.T) {
 	forms := []string{"grant_type=client_credentials&client_id=%00", "grant_type=client_credentials&client_id=%FF",
 		"token=%ED%A0%80", "grant_type=%00"}
 	results := map[string]map[string]int{}
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			e := startSweepEnv(t, engine)
 			got := map[string]int{}
@@ -266,13 +270,16 @@ func TestOddTextSweep(t *testing.T) {
 			t.Logf("%s: %d requests over %d operations", engine, len(got), len(ops))
 		})
 	}
-	mem, pg := results["memory"], results["postgres"]
-	if len(mem) == 0 || len(pg) == 0 {
-		return
-	}
-	for k, st := range mem {
-		if pst, ok := pg[k]; ok && pst != st {
-			t.Errorf("%s: memory %d, postgres %d", k, st, pst)
+	mem := results["memory"]
+	for _, other := range []string{"sqlite", "postgres"} {
+		got := results[other]
+		if len(mem) == 0 || len(got) == 0 {
+			continue
+		}
+		for k, st := range mem {
+			if ost, ok := got[k]; ok && ost != st {
+				t.Errorf("%s: memory %d, %s %d", k, st, other, ost)
+			}
 		}
 	}
 }
@@ -288,7 +295,7 @@ func TestDocumentEntryPointsRefuseDuplicatesAndOddText(t *testing.T) {
 	cond := func(value string) string {
 		return `{"type":"simple","jsonPath":"$.name","operatorType":"EQUALS","value":` + value + `}`
 	}
-	for _, engine := range []string{"memory", "postgres"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			e := startSweepEnv(t, engine)
 			id := e.values["entityId"]

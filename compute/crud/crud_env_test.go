@@ -33,6 +33,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/pgtest"
 	"svc/storage/postgres/pgtestdb"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 var (
@@ -79,6 +80,9 @@ func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
 	case "postgres":
 		db := pgtestdb.Open(t, pgtest.New(t, "computecrud"), 8, time.Minute)
 		ms, es, sr, jobs = db.Models(), db.Entities(), db.Search(time.Minute), db.SearchJobs()
+	case "sqlite":
+		db := sqlitetest.Open(t)
+		ms, es, sr, jobs = db.Models(), db.Entities(), db.Search(), db.SearchJobs()
 	default:
 		me := memory.NewEntities()
 		ms, es, sr, jobs = memory.NewModels(), me, memory.NewSearch(me), memory.NewSearchJobs()

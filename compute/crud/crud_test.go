@@ -20,7 +20,7 @@ import (
 	"svc/storage"
 )
 
-var backends = []string{"memory", "postgres"}
+var backends = []string{"memory", "sqlite", "postgres"}
 
 func mkey(name string, version int) obj { return obj{"name": name, "version": version} }
 

@@ -103,6 +103,14 @@ type Config struct {
 	SchemaExtendMaxRetries   int
 	SchemaSavepointInterval  int
 
+	// SQLite (SVC_STORAGE_BACKEND=sqlite). SQLitePath empty means the
+	// default file, SQLiteFile resolves it.
+	SQLitePath            string
+	SQLiteAutoMigrate     bool
+	SQLiteBusyTimeout     time.Duration
+	SQLiteCacheSize       int
+	SQLiteSearchScanLimit int
+
 	// Authentication
 	IAMMode                       string
 	RequireJWT                    bool

@@ -65,6 +65,31 @@ func UserConfigFile() string {
 	return filepath.Join(home, ".config", "svc", "svc.env")
 }
 
+// DataDir is svc's data directory: $XDG_DATA_HOME/svc, else
+// ~/.local/share/svc; empty when there is no home directory.
+func DataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "svc")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "share", "svc")
+}
+
+// SQLiteFile is the SQLite database file: SVC_SQLITE_PATH, else svc.db in
+// DataDir; empty when neither can be had.
+func (c *Config) SQLiteFile() string {
+	if c.SQLitePath != "" {
+		return c.SQLitePath
+	}
+	if d := DataDir(); d != "" {
+		return filepath.Join(d, "svc.db")
+	}
+	return ""
+}
+
 // Load builds the configuration. Precedence, highest first: the process
 // environment, .env.{profile} for each SVC_PROFILES entry (later wins), .env
 // in the working directory, the user file, the system file, the defaults.

@@ -105,7 +105,7 @@ func (c *Config) validateServer() *Error {
 	if err := oneOf("SVC_ERROR_RESPONSE_MODE", c.ErrorResponseMode, "sanitized", "verbose"); err != nil {
 		return err
 	}
-	if err := oneOf("SVC_STORAGE_BACKEND", c.StorageBackend, "memory", "postgres"); err != nil {
+	if err := oneOf("SVC_STORAGE_BACKEND", c.StorageBackend, "memory", "sqlite", "postgres"); err != nil {
 		return err
 	}
 	if c.TLSCertFile != "" && c.TLSKeyFile == "" {
@@ -297,6 +297,15 @@ func (c *Config) validateCluster() *Error {
 func (c *Config) validateDatabase() *Error {
 	if c.StorageBackend == "postgres" && c.PostgresURL == "" {
 		return errf("SVC_POSTGRES_URL", "is required when SVC_STORAGE_BACKEND is postgres")
+	}
+	if c.SQLiteCacheSize < 1 {
+		return errf("SVC_SQLITE_CACHE_SIZE", "must be at least 1 (KiB), got %d", c.SQLiteCacheSize)
+	}
+	if c.SQLiteSearchScanLimit < 0 {
+		return errf("SVC_SQLITE_SEARCH_SCAN_LIMIT", "must be 0 (no limit) or more, got %d", c.SQLiteSearchScanLimit)
+	}
+	if c.StorageBackend == "sqlite" && c.SQLiteFile() == "" {
+		return errf("SVC_SQLITE_PATH", "is required: there is no home directory for the default ~/.local/share/svc/svc.db")
 	}
 	if c.PostgresMaxConns < 1 {
 		return errf("SVC_POSTGRES_MAX_CONNS", "must be at least 1, got %d", c.PostgresMaxConns)

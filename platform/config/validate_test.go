@@ -91,7 +91,13 @@ func TestRules(t *testing.T) {
 		{"auth reconcile 0", env{"SVC_AUTH_CACHE_RECONCILE_INTERVAL": "0"}, "SVC_AUTH_CACHE_RECONCILE_INTERVAL"},
 
 		// server: enumerations
-		{"storage backend sqlite", env{"SVC_STORAGE_BACKEND": "sqlite"}, "SVC_STORAGE_BACKEND"},
+		{"storage backend sqlite", env{"SVC_STORAGE_BACKEND": "sqlite"}, ""},
+		{"storage backend sqlite with a path", env{"SVC_STORAGE_BACKEND": "sqlite", "SVC_SQLITE_PATH": "/tmp/x/svc.db"}, ""},
+		{"storage backend unknown", env{"SVC_STORAGE_BACKEND": "mysql"}, "SVC_STORAGE_BACKEND"},
+		{"sqlite cache size zero", env{"SVC_SQLITE_CACHE_SIZE": "0"}, "SVC_SQLITE_CACHE_SIZE"},
+		{"sqlite scan limit negative", env{"SVC_SQLITE_SEARCH_SCAN_LIMIT": "-1"}, "SVC_SQLITE_SEARCH_SCAN_LIMIT"},
+		{"sqlite scan limit unlimited", env{"SVC_SQLITE_SEARCH_SCAN_LIMIT": "0"}, ""},
+		{"sqlite busy timeout bad", env{"SVC_SQLITE_BUSY_TIMEOUT": "soon"}, "SVC_SQLITE_BUSY_TIMEOUT"},
 		{"storage backend upper case", env{"SVC_STORAGE_BACKEND": "Memory"}, "SVC_STORAGE_BACKEND"},
 		{"storage backend postgres without url", env{"SVC_STORAGE_BACKEND": "postgres"}, "SVC_POSTGRES_URL"},
 		{"storage backend postgres with url", env{"SVC_STORAGE_BACKEND": "postgres", "SVC_POSTGRES_URL": "postgres://db/svc"}, ""},
@@ -159,6 +165,7 @@ func TestRules(t *testing.T) {
 		{"cluster hmac raw 64 chars", clusterEnv.with("SVC_HMAC_SECRET", strings.Repeat("secret!!", 8)), "SVC_HMAC_SECRET"},
 		{"cluster hmac upper-case hex", clusterEnv.with("SVC_HMAC_SECRET", strings.ToUpper(hmac64)), ""},
 		{"cluster on memory backend", clusterEnv.with("SVC_STORAGE_BACKEND", "memory"), "SVC_CLUSTER_ENABLED"},
+		{"cluster on sqlite backend", clusterEnv.with("SVC_STORAGE_BACKEND", "sqlite"), "SVC_CLUSTER_ENABLED"},
 		{"cluster on default backend", env{"SVC_CLUSTER_ENABLED": "true", "SVC_NODE_ID": "n", "SVC_HMAC_SECRET": hmac64}, "SVC_CLUSTER_ENABLED"},
 		{"cluster postgres without url", clusterEnv.with("SVC_POSTGRES_URL", ""), "SVC_POSTGRES_URL"},
 		{"node addr without scheme", clusterEnv.with("SVC_NODE_ADDR", "localhost:8080"), "SVC_NODE_ADDR"},

@@ -115,7 +115,7 @@ func dur(c *time.Duration, name, group, def, doc string) Var {
 func secret(v Var) Var { v.File, v.Secret = true, true; return v }
 
 // Groups are the help topics config.<group>, in display order.
-var Groups = []string{"http", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"}
+var Groups = []string{"http", "storage", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"}
 
 // Vars returns the variable table bound to c.
 func Vars(c *Config) []Var {
@@ -134,7 +134,6 @@ func Vars(c *Config) []Var {
 		dur(&c.ModelCacheLease, "SVC_MODEL_CACHE_LEASE", "http", "5m", "model cache lease: a decoded schema is decoded again after it (jittered by 10 percent; never used past a revision change); on a single PostgreSQL node also the longest its in-process model records serve (its own writes refresh them at once; in cluster mode model records are read from the database on every use); 0 disables expiry"),
 		list(&c.Profiles, "SVC_PROFILES", "http", "", "profile names, read from the process environment only; .env.{profile} files load in this order, later ones win"),
 		dur(&c.StartupTimeout, "SVC_STARTUP_TIMEOUT", "http", "30s", "deadline for storage and transaction-manager start-up"),
-		str(&c.StorageBackend, "SVC_STORAGE_BACKEND", "http", "memory", "memory (zero setup, nothing kept across restarts) or postgres. On memory the Go collector's headroom follows the part of the heap that is not stored documents (resident size ~1.5 KB per 1 KB entity instead of up to twice the live heap; BENCHMARKS.md); setting the runtime's `GOGC` turns that off"),
 		flag(&c.SuppressBanner, "SVC_SUPPRESS_BANNER", "http", "false", "suppress the startup banner (CI and tests)"),
 		num(&c.MaxStateVisits, "SVC_MAX_STATE_VISITS", "http", "10", "workflow cascade visits per state"),
 		num(&c.MaxEntitiesPerRequest, "SVC_MAX_ENTITIES_PER_REQUEST", "http", "10000", "extension: most entities one create (array body), collection create or collection update request may carry; more answer 413 `TOO_MANY_ENTITIES`, nothing written; 0 or below means the default"),
@@ -202,6 +201,13 @@ func Vars(c *Config) []Var {
 		dur(&c.TxTokenTTL, "SVC_TX_TOKEN_TTL", "cluster", "1m30s", "transaction routing token lifetime; at least the forward timeout"),
 
 		// database
+		// storage: which engine, and the SQLite engine's file
+		str(&c.StorageBackend, "SVC_STORAGE_BACKEND", "storage", "memory", "`memory` (zero setup, nothing kept across restarts; the Go collector's headroom follows the part of the heap that is not stored documents, resident size ~1.5 KB per 1 KB entity; setting the runtime's `GOGC` turns that off), `sqlite` (one file on this machine, durable across restarts and crashes; what `svc init` selects) or `postgres` (required for clustering)"),
+		str(&c.SQLitePath, "SVC_SQLITE_PATH", "storage", "", "SQLite database file; empty means `$XDG_DATA_HOME/svc/svc.db`, else `~/.local/share/svc/svc.db`; the directory is created 0700; one svc per file (a second one refuses to start)"),
+		flag(&c.SQLiteAutoMigrate, "SVC_SQLITE_AUTO_MIGRATE", "storage", "true", "apply pending SQLite migrations at start; false refuses a file missing migrations"),
+		dur(&c.SQLiteBusyTimeout, "SVC_SQLITE_BUSY_TIMEOUT", "storage", "5s", "how long a write waits for a write lock another process holds on the file, then 503 retryable; 0 fails at once"),
+		num(&c.SQLiteCacheSize, "SVC_SQLITE_CACHE_SIZE", "storage", "64000", "SQLite page cache per connection, KiB; at least 1"),
+		num(&c.SQLiteSearchScanLimit, "SVC_SQLITE_SEARCH_SCAN_LIMIT", "storage", "100000", "most rows one direct search examines on SQLite; more answer 400 `SCAN_BUDGET_EXHAUSTED` (async search is not bounded); 0 means no limit"),
 		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres. pgx defaults to `sslmode=prefer`; for a server on the same host, `?sslmode=disable` (or a Unix socket) saves the TLS work, ~10 % of collection ingest here; a Unix socket (`postgres://user@/db?host=/var/run/postgresql`) also saves ~15 % of svc's and PostgreSQL's CPU per request against TCP loopback (docs/benchmarks-history.md)")),
 		dur(&c.PostgresAcquireTimeout, "SVC_POSTGRES_ACQUIRE_TIMEOUT", "database", "10s", "wait for a pooled connection before answering 503; 0 disables"),
 		flag(&c.PostgresAutoMigrate, "SVC_POSTGRES_AUTO_MIGRATE", "database", "true", "apply migrations at start; false refuses a database missing migrations (run svc migrate)"),
