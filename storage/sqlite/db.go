@@ -59,7 +59,9 @@ type DB struct {
 	// rstmts caches prepared read statements (database/sql prepares each
 	// on a connection once and reuses it).
 	rstmts sync.Map // string → *sql.Stmt
-	w      *writer
+	// fast serves point reads without database/sql (fastread.go).
+	fast *fastPool
+	w    *writer
 }
 
 // ErrLocked: another process holds the database file.
@@ -120,6 +122,9 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if err := db.r.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
+	if db.fast, err = openFastPool(o, o.Readers); err != nil {
+		return fail(err)
+	}
 	return db, nil
 }
 
@@ -153,6 +158,10 @@ func (db *DB) Close() {
 	}
 	if db.r != nil {
 		db.r.Close()
+	}
+	if db.fast != nil {
+		db.fast.close()
+		db.fast = nil
 	}
 	if db.lock != nil {
 		db.lock.release()
