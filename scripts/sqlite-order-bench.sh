@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 go build -o /tmp/svc-sqlitebench ./cmd/svc
 go build -o /tmp/loadgen-sqlitebench ./bench/loadgen
 DIR=${SQLITE_DIR:-$(mktemp -d /tmp/sqlitebench.XXXXXX)}
-cleanup() { kill $SPID 2>/dev/null; wait $SPID 2>/dev/null || true; if [ "${KEEP:-}" != 1 ]; then rm -rf "$DIR"; fi; }
+cleanup() { kill -TERM $SPID 2>/dev/null; wait $SPID 2>/dev/null || true; if [ "${KEEP:-}" != 1 ]; then rm -rf "$DIR"; fi; }
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 HTTP=$(port); ADMIN=$(port); GRPC=$(port)

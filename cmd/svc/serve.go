@@ -73,7 +73,7 @@ func serve() int {
 	// dispatch to it, then the adapters over them; nothing is wired back
 	// with a setter.
 	// Routing tokens: the cluster secret in cluster mode, a secret of
-	// this process alone on a single node (entity-workflow.md §2.5).
+	// this process alone on a single node (docs/decisions/0015-transactions.md).
 	tokens, err := txTokens(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

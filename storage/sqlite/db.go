@@ -59,7 +59,9 @@ type DB struct {
 	// rstmts caches prepared read statements (database/sql prepares each
 	// on a connection once and reuses it).
 	rstmts sync.Map // string → *sql.Stmt
-	w      *writer
+	// fast serves point reads without database/sql (fastread.go).
+	fast *fastPool
+	w    *writer
 }
 
 // ErrLocked: another process holds the database file.
@@ -120,6 +122,9 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if err := db.r.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
+	if db.fast, err = openFastPool(o, o.Readers); err != nil {
+		return fail(err)
+	}
 	return db, nil
 }
 
@@ -154,11 +159,19 @@ func (db *DB) Close() {
 	if db.r != nil {
 		db.r.Close()
 	}
+	if db.fast != nil {
+		db.fast.close()
+		db.fast = nil
+	}
 	if db.lock != nil {
 		db.lock.release()
 		db.lock = nil
 	}
 }
+
+// WriteStats counts the write groups committed and the jobs in them since
+// open (jobs/groups is the mean group size), for metrics and benchmarks.
+func (db *DB) WriteStats() (groups, jobs int64) { return db.w.groups.Load(), db.w.jobs.Load() }
 
 // Path is the database file.
 func (db *DB) Path() string { return db.opt.Path }

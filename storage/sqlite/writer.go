@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,8 +58,11 @@ type writer struct {
 const groupMax = 256
 
 type job struct {
-	ctx  context.Context
-	fn   func(w *wtx) error
+	ctx context.Context
+	fn  func(w *wtx) error
+	// pure says fn only reads and writes the database (and its own result
+	// variables), so it may run again after a rollback.
+	pure bool
 	err  error
 	wake chan bool
 }
@@ -85,14 +89,24 @@ func newWriter(db *sql.DB, conn *sql.Conn) *writer {
 
 // write runs fn in a write transaction shared with concurrent writes and
 // returns once that transaction committed (nil) or fn's work was rolled
-// back (fn's error, or the commit's). fn may run again only never: it runs
-// at most once. A job whose ctx ends while queued is dropped with ctx's
+// back (fn's error, or the commit's). fn runs once. A job whose ctx ends while queued is dropped with ctx's
 // error; once it runs, it runs to the end of its group.
 func (w *writer) write(ctx context.Context, fn func(*wtx) error) error {
-	if err := ctx.Err(); err != nil {
+	return w.submit(&job{ctx: ctx, fn: fn})
+}
+
+// writePure is write for a function that may run more than once (it only
+// reads and writes the database and sets its own results): its group may
+// skip per-job savepoints.
+func (w *writer) writePure(ctx context.Context, fn func(*wtx) error) error {
+	return w.submit(&job{ctx: ctx, fn: fn, pure: true})
+}
+
+func (w *writer) submit(j *job) error {
+	if err := j.ctx.Err(); err != nil {
 		return err
 	}
-	j := &job{ctx: ctx, fn: fn, wake: make(chan bool, 1)}
+	j.wake = make(chan bool, 1)
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -115,6 +129,10 @@ func (w *writer) write(ctx context.Context, fn func(*wtx) error) error {
 // lead writes own with the jobs queued before it, answers them, then hands
 // the writer to the next queued job or frees it.
 func (w *writer) lead(own *job) {
+	// Let the goroutines that are runnable now (requests on their way to
+	// write) reach the queue first: they join this group instead of each
+	// paying a commit of its own.
+	runtime.Gosched()
 	w.mu.Lock()
 	n := min(len(w.queue), groupMax-1)
 	group := make([]*job, 0, n+1)
@@ -183,57 +201,116 @@ func (w *writer) run(group []*job) {
 	if len(live) == 0 {
 		return
 	}
-	bg := context.Background()
-	fail := func(err error) {
-		for _, j := range live {
-			if j.err == nil {
-				j.err = err
-			}
-		}
-	}
-	if _, err := w.conn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
-		if busy(err) {
-			// Another process held the write lock past the busy timeout.
-			fail(fmt.Errorf("sqlite: the database file stayed locked by another process for SVC_SQLITE_BUSY_TIMEOUT: %w", storage.ErrUnavailable))
-			return
-		}
-		fail(fmt.Errorf("sqlite: begin: %w", err))
+	if !w.begin(live) {
 		return
 	}
-	if len(live) == 1 {
+	switch {
+	case len(live) == 1:
 		j := live[0]
 		if j.err = j.fn(&wtx{w, j.ctx}); j.err != nil {
 			w.rollback()
 			return
 		}
-	} else {
-		for _, j := range live {
-			if _, err := w.conn.ExecContext(bg, "SAVEPOINT job"); err != nil {
+	case allPure(live):
+		// Optimistic: no savepoints. A failure (rare: a conflict, a taken
+		// id) rolls the group back; the failed job keeps its error and the
+		// others, whose functions only write what the database holds,
+		// run again with savepoints.
+		for i, j := range live {
+			if j.err = j.fn(&wtx{w, j.ctx}); j.err != nil {
 				w.rollback()
-				fail(fmt.Errorf("sqlite: savepoint: %w", err))
-				return
-			}
-			j.err = j.fn(&wtx{w, j.ctx})
-			if j.err != nil {
-				if _, err := w.conn.ExecContext(bg, "ROLLBACK TO job"); err != nil {
-					// SQLite rolled the whole transaction back (a full
-					// disk, an I/O error): nothing of the group is left.
-					w.rollback()
-					fail(fmt.Errorf("sqlite: rolling back a failed write: %w", err))
+				rest := append(append(make([]*job, 0, len(live)-1), live[:i]...), live[i+1:]...)
+				for _, r := range rest {
+					r.err = nil
+				}
+				if len(rest) == 0 || !w.begin(rest) || !w.eachInSavepoint(rest) {
 					return
 				}
-			}
-			if _, err := w.conn.ExecContext(bg, "RELEASE job"); err != nil {
-				w.rollback()
-				fail(fmt.Errorf("sqlite: release: %w", err))
+				w.commit(rest)
 				return
 			}
 		}
+	default:
+		if !w.eachInSavepoint(live) {
+			return
+		}
 	}
-	if _, err := w.conn.ExecContext(bg, "COMMIT"); err != nil {
+	w.commit(live)
+}
+
+// fail sets err on every job of group that has none.
+func fail(group []*job, err error) {
+	for _, j := range group {
+		if j.err == nil {
+			j.err = err
+		}
+	}
+}
+
+func allPure(group []*job) bool {
+	for _, j := range group {
+		if !j.pure {
+			return false
+		}
+	}
+	return true
+}
+
+// begin opens the group's transaction; false (errors set) when it cannot.
+func (w *writer) begin(group []*job) bool {
+	if _, err := w.ctl("BEGIN IMMEDIATE"); err != nil {
+		if busy(err) {
+			// Another process held the write lock past the busy timeout.
+			fail(group, fmt.Errorf("sqlite: the database file stayed locked by another process for SVC_SQLITE_BUSY_TIMEOUT: %w", storage.ErrUnavailable))
+			return false
+		}
+		fail(group, fmt.Errorf("sqlite: begin: %w", err))
+		return false
+	}
+	return true
+}
+
+// eachInSavepoint runs every job inside its own savepoint, so a failing
+// job rolls back alone; false (transaction rolled back, errors set) when
+// the transaction itself failed.
+func (w *writer) eachInSavepoint(group []*job) bool {
+	for _, j := range group {
+		if _, err := w.ctl("SAVEPOINT job"); err != nil {
+			w.rollback()
+			fail(group, fmt.Errorf("sqlite: savepoint: %w", err))
+			return false
+		}
+		j.err = j.fn(&wtx{w, j.ctx})
+		if j.err != nil {
+			if _, err := w.ctl("ROLLBACK TO job"); err != nil {
+				// SQLite rolled the whole transaction back (a full
+				// disk, an I/O error): nothing of the group is left.
+				w.rollback()
+				fail(group, fmt.Errorf("sqlite: rolling back a failed write: %w", err))
+				return false
+			}
+		}
+		if _, err := w.ctl("RELEASE job"); err != nil {
+			w.rollback()
+			fail(group, fmt.Errorf("sqlite: release: %w", err))
+			return false
+		}
+	}
+	return true
+}
+
+func (w *writer) commit(group []*job) {
+	if _, err := w.ctl("COMMIT"); err != nil {
 		w.rollback()
-		fail(fmt.Errorf("sqlite: commit: %w", err))
+		fail(group, fmt.Errorf("sqlite: commit: %w", err))
 	}
+}
+
+// ctl runs a transaction-control statement, prepared once: parsing
+// SAVEPOINT and RELEASE again for every job of every group showed in
+// profiles.
+func (w *writer) ctl(query string) (sql.Result, error) {
+	return (&wtx{w: w}).exec(query)
 }
 
 func (w *writer) rollback() {
