@@ -7,7 +7,7 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export SVC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 
-.PHONY: run build test test-deps bench fuzz lint clean
+.PHONY: run build test test-deps bench fuzz lint generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/svc ./cmd/svc
@@ -38,6 +38,16 @@ fuzz:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run ./docs/gen -check
+	$(GO) test -count=1 ./docs/
+
+# Files generated from svc's own code (docs/CONTRIBUTING.md): docs/operations.md
+# from the route table, the README's configuration tables and the variable
+# lists of help/topics/config/*.md from platform/config. Run after changing a
+# route, an operation's docs or a setting; `make lint` and `make test` fail
+# while they are stale.
+generate:
+	$(GO) generate ./docs/gen
 
 clean:
 	rm -rf bin

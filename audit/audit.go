@@ -1,4 +1,4 @@
-// Package audit serves an entity's audit trail (search-audit-misc.md §4):
+// Package audit serves an entity's audit trail (docs/decisions/0022-audit-and-messages.md):
 // the EntityChange and StateMachine events the entity service writes in
 // the transaction of each change, filtered and paged newest first, and the
 // STATE_MACHINE_FINISH lookup by transaction. Reads are scoped by tenant:
@@ -19,7 +19,7 @@ import (
 	"svc/storage"
 )
 
-// Paging limits of the list (notes §4 Query parameters).
+// Paging limits of the list (docs/decisions/0022-audit-and-messages.md).
 const (
 	DefaultLimit = 20
 	MaxLimit     = 1000
@@ -140,7 +140,7 @@ func ParseLimit(raw string, present bool) (int, error) {
 }
 
 // ParseCursor reads the opaque cursor, a decimal offset; anything else
-// starts from the beginning (as the reference).
+// starts from the beginning (docs/decisions/0022-audit-and-messages.md).
 func ParseCursor(raw string) int {
 	n, err := strconv.ParseInt(raw, 10, 32)
 	if err != nil || n < 0 {

@@ -256,7 +256,7 @@ func (c *Cache) lookup(ctx context.Context, token []byte, wall int64) (*entry, e
 }
 
 // verifySlow runs the chain: own keys, then each External; only an unknown
-// kid moves on, every other failure is final (iam.md 7.1).
+// kid moves on, every other failure is final (docs/decisions/0007-bearer-verification.md).
 func (c *Cache) verifySlow(ctx context.Context, tok string, now time.Time) (*entry, error) {
 	e, err := c.verifyOwn(ctx, tok, now)
 	if !errors.Is(err, ErrUnknownKID) {
@@ -359,7 +359,7 @@ func (c *Cache) noteRing() {
 }
 
 // VerifySubject verifies a token-exchange subject token through the whole
-// chain (DECISIONS: any validator), bypassing nothing.
+// chain (any validator, docs/decisions/0005-token-endpoint.md), bypassing nothing.
 func (c *Cache) VerifySubject(ctx context.Context, token string) (*iam.Principal, error) {
 	return c.Verify(ctx, []byte(token))
 }

@@ -13,8 +13,8 @@ import (
 // tokens (own keys, OIDC providers, trusted keys). It only authenticates;
 // compute's startStreaming then requires ROLE_M2M of the principal and
 // answers PermissionDenied without it, which is a different gRPC code from
-// a token that does not verify (Unauthenticated), as the notes' §5.3 has
-// it.
+// a token that does not verify (Unauthenticated); see
+// docs/decisions/0019-compute-members.md.
 type TokenVerifier struct {
 	C   *Cache
 	Log *slog.Logger

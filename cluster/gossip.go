@@ -392,7 +392,7 @@ func (g *Gossip) meta(limit int) []byte {
 	return b
 }
 
-// wireMeta is the metadata's JSON (ops-cluster-storage.md §6.2): addr is
+// wireMeta is the metadata's JSON (docs/decisions/0026-cluster.md): addr is
 // SVC_NODE_ADDR, grpcAddr omitted when empty.
 type wireMeta struct {
 	ID       string              `json:"id"`

@@ -125,7 +125,7 @@ func (s *Server) exchange(ctx context.Context, c *workflow.Call, typ string, req
 	if m == nil {
 		return s.forward(ctx, node, c, typ, req, what, timeout)
 	}
-	rid, err := uuid.NewUUID() // a time UUID, as the reference sends
+	rid, err := uuid.NewUUID() // a time UUID (docs/decisions/0019-compute-members.md)
 	if err != nil {
 		return nil, fmt.Errorf("compute: request id: %w", err)
 	}

@@ -377,7 +377,7 @@ func TestWriteStallEvicts(t *testing.T) {
 }
 
 // TestRequestWireShape checks the raw JSON a member receives against the
-// notes' field names (§5.6), independently of the wire structs.
+// field names of docs/decisions/0019-compute-members.md, independently of the wire structs.
 func TestRequestWireShape(t *testing.T) {
 	s, addr := startServer(t, Config{})
 	st, _ := rawStream(t, addr, "m2m-t1")

@@ -17,8 +17,7 @@ import (
 	"svc/workflow"
 )
 
-// Compute dispatch across nodes (ops-cluster-storage.md §6.4,
-// entity-workflow.md §5.7). A member keeps its stream open to one node;
+// Compute dispatch across nodes (docs/decisions/0026-cluster.md). A member keeps its stream open to one node;
 // a dispatch on any other node finds it through membership, whose node
 // metadata carries every node's member tags per tenant (OnTagsChanged),
 // and forwards the call over the authenticated internal route. The node

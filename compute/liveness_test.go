@@ -12,8 +12,8 @@ import (
 	"svc/workflow"
 )
 
-// TestLivenessRefreshedByAnyMessage (client-templates.md 8, P0 row 6 and
-// P2 shim 13; DECISIONS "member liveness refreshed by any message"):
+// TestLivenessRefreshedByAnyMessage (docs/decisions/0019-compute-members.md: member liveness is
+// refreshed by any message):
 // members that answer keep-alives with an id-less ack (QT), or never ack
 // but keep talking (CHW, CCE answer only the calls they get), outlive the
 // keep-alive timeout; a silent one does not (TestKeepAliveAndEviction).
@@ -57,7 +57,7 @@ func TestLivenessRefreshedByAnyMessage(t *testing.T) {
 	}
 }
 
-// TestTagRoutingIsExact (client-templates.md 8, P0 row 5): a dispatch
+// TestTagRoutingIsExact (docs/decisions/0019-compute-members.md): a dispatch
 // goes to a member whose tag equals one of calculationNodesTags exactly;
 // another case or a prefix is no match (503 NO_COMPUTE_MEMBER_FOR_TAG).
 func TestTagRoutingIsExact(t *testing.T) {

@@ -36,7 +36,7 @@ type Config struct {
 	// DispatchWaitTimeout is how long a dispatch waits for a member with
 	// matching tags to join before 503 NO_COMPUTE_MEMBER_FOR_TAG; 0 fails
 	// at once. ConfigFrom sets SVC_DISPATCH_WAIT_TIMEOUT only in cluster
-	// mode: a single node answers at once, as the reference does.
+	// mode: a single node answers at once (docs/decisions/0019-compute-members.md).
 	DispatchWaitTimeout time.Duration
 	// MaxRecvMsgBytes caps an inbound message; 0 means 16 MiB.
 	MaxRecvMsgBytes int

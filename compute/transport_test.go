@@ -15,8 +15,7 @@ import (
 	"svc/compute/wire"
 )
 
-// TestTransportLimitsForClientTemplates (client-templates.md 8, P2 shim
-// 14): a member may send a message far above gRPC's 4 MiB default (bulk
+// TestTransportLimitsForClientTemplates (docs/decisions/0019-compute-members.md, transport): a member may send a message far above gRPC's 4 MiB default (bulk
 // payloads of the Java and Python templates), and a client pinging every
 // 10 s (the Python template pings every 15 s, the Java one every 30 s,
 // grpc-go's floor is 10 s) on a stream the server sends nothing on keeps

@@ -10,7 +10,7 @@ import (
 )
 
 // Details of the state-machine events the entity service records around a
-// workflow run (search-audit-misc.md §4).
+// workflow run (docs/decisions/0022-audit-and-messages.md).
 const (
 	detailsCreateStart     = "State machine started"
 	detailsTransitionStart = "Manual transition started"
@@ -68,7 +68,7 @@ func withAudit(tx *storage.Tx, evs [][]storage.AuditEvent) *storage.Tx {
 }
 
 // abortedEvents are the trail of a collection-update item refused for a
-// stale ifMatch (notes §2.3): its run's start and TRANSITION_ABORTED with
+// stale ifMatch (docs/decisions/0015-transactions.md): its run's start and TRANSITION_ABORTED with
 // the expected and actual transaction ids. svc refuses the item before
 // running the engine, so no other event precedes the abort. They commit
 // with the chunk's other items.

@@ -35,7 +35,7 @@ type EntityFilters interface {
 
 // condition compiles body for the model key. A body that does not parse
 // is 400 INVALID_CONDITION here, where search says BAD_REQUEST
-// (entity-workflow.md §1.9, §6.4).
+// (docs/decisions/0020-conditions.md).
 func (s *Service) condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
 	if s.conds == nil {
 		return nil, apierr.New("NOT_IMPLEMENTED", "conditions are not available: no condition compiler is configured")

@@ -58,7 +58,7 @@ func run(ctx context.Context, tenant string, m *storage.Model, id, txID [16]byte
 	if g, _ := ctx.Value(segmentKey{}).(*segment); g != nil {
 		g.run = r
 	}
-	// Members may call back into this transaction with its token (§2.5).
+	// Members may call back into this transaction with its token (docs/decisions/0015-transactions.md).
 	if o := runTx(ctx); o != nil {
 		r.MintTxToken = o.Token
 		r.Savepoints = o

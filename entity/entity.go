@@ -38,7 +38,7 @@ type Actor struct {
 	Tenant string
 	User   string
 	// Kind is the principal's kind (user, service, system); with User it
-	// attributes the revisions the actor writes (api-surface.md 4.5).
+	// attributes the revisions the actor writes (docs/decisions/0014-entities.md).
 	Kind string
 }
 
@@ -60,10 +60,10 @@ func scheduledAttribution(t *storage.ScheduledTask) *storage.Attribution {
 	return &storage.Attribution{UserKind: t.UserKind, ExecID: "system", ExecKind: "system"}
 }
 
-// Model states (spec 3).
+// Model states (docs/decisions/0012-model-lifecycle-and-validation.md).
 const locked = "LOCKED"
 
-// Limits of the entity API (entity-workflow.md 1.2, 1.5, 1.10).
+// Limits of the entity API (docs/decisions/0014-entities.md).
 const (
 	DefaultWindow = 100
 	MaxWindow     = 1000
@@ -143,7 +143,7 @@ func ModelID(key storage.ModelKey) uuid.UUID {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(key.Name+"."+strconv.Itoa(key.Version)))
 }
 
-// newTimeID mints a time-based UUID (version 1, as the reference).
+// newTimeID mints a time-based UUID (version 1, docs/decisions/0014-entities.md).
 func newTimeID() ([16]byte, error) {
 	id, err := uuid.NewUUID()
 	if err != nil {

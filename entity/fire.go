@@ -40,8 +40,8 @@ func (o FireOutcome) String() string { return fireOutcomeNames[o] }
 // kind system, id "system" (the write itself is the arming user's).
 var systemAuth = workflow.Auth{Kind: "system", ID: "system"}
 
-// FireTask fires a claimed scheduled task at now (entity-workflow.md §4.7
-// "Fire"): the task is re-read, checked against the entity and its
+// FireTask fires a claimed scheduled task at now (docs/decisions/0018-scheduled-transitions.md,
+// firing): the task is re-read, checked against the entity and its
 // workflow and the lateness rule, then fired in one transaction that
 // saves the entity with a CAS on the version read, deletes the task (only
 // if it is still the one read), arms the new state's tasks and records the

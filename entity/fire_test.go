@@ -155,7 +155,7 @@ func (f *schedFixture) fire(task storage.ScheduledTask, after time.Duration) Fir
 	return out
 }
 
-// TestFireTaskRules runs the fire steps of §4.7 with an injected clock.
+// TestFireTaskRules runs the fire steps of docs/decisions/0018-scheduled-transitions.md with an injected clock.
 func TestFireTaskRules(t *testing.T) {
 	t.Run("arm on create, fire once", func(t *testing.T) {
 		f := newSchedFixture(t, schedWorkflow)

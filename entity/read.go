@@ -10,7 +10,7 @@ import (
 	"svc/storage"
 )
 
-// ParseInstant reads a pointInTime leniently (DECISIONS: real clients): an
+// ParseInstant reads a pointInTime leniently (docs/decisions/0014-entities.md): an
 // RFC 3339 date-time, a missing offset meaning UTC, a space where an
 // unencoded '+' was. A value given to millisecond (or microsecond)
 // precision covers that whole unit, so a read at a truncated timeOfChange

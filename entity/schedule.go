@@ -13,7 +13,7 @@ import (
 
 // WithTasks enables scheduled transitions: settled writes arm the
 // scheduled transitions of their state and cancel other states' tasks in
-// their own transaction (entity-workflow.md §4.7), and FireTask fires due
+// their own transaction (docs/decisions/0018-scheduled-transitions.md), and FireTask fires due
 // ones. Without it schedules are parsed but never armed.
 func WithTasks(t storage.ScheduledTasks) Option { return func(s *Service) { s.tasks = t } }
 

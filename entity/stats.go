@@ -37,7 +37,7 @@ func (s *Service) count(ctx context.Context, tenant string, key storage.ModelKey
 
 // CountByModel counts live entities of every registered model of the
 // tenant, zero counts included, ordered by name and version. at, when set,
-// counts as of that instant (DECISIONS: stats honour pointInTime).
+// counts as of that instant (svc honours pointInTime on stats, docs/decisions/0014-entities.md).
 func (s *Service) CountByModel(ctx context.Context, tenant string, at *time.Time) ([]ModelCount, error) {
 	ms, err := s.models.ListModels(ctx, tenant)
 	if err != nil {

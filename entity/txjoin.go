@@ -14,7 +14,7 @@ import (
 	"svc/workflow"
 )
 
-// Joining a transaction (entity-workflow.md §2.5). A write that runs the
+// Joining a transaction (docs/decisions/0015-transactions.md). A write that runs the
 // workflow engine owns a transaction: its engine run hands compute
 // members a routing token for it, and a member calling back with that
 // token joins it. svc buffers a write in memory and commits it in one
@@ -38,7 +38,7 @@ import (
 //     owner's transaction id;
 //   - when owner and callback both write one entity, the owner's write
 //     wins: a processor's returned data wins over its callback's write of
-//     the same entity (§4.5).
+//     the same entity (docs/decisions/0017-workflow-engine.md).
 
 // JoinKey is the context key under which a joined request carries its
 // OpenTx. It is a string because the HTTP layer sets it as a fasthttp
@@ -192,7 +192,7 @@ func (o *OpenTx) seal(tx *storage.Tx) {
 	// A joined write commits under the owner's user: the member acted for
 	// the owner's principal (the dispatch carried it), so the revision is
 	// attributed to that principal and executed by the caller whose save
-	// came last (api-surface.md 4.5). Set before merging, so a fold keeps
+	// came last (docs/decisions/0014-entities.md). Set before merging, so a fold keeps
 	// the last save's executor.
 	for _, p := range parts {
 		if p.Attribution == nil {
@@ -385,7 +385,7 @@ func (o *OpenTx) WithSavepoint(ctx context.Context, fn func(ctx context.Context)
 	return err
 }
 
-// Token errors (§2.5).
+// Token errors (docs/decisions/0015-transactions.md).
 func txNotFound() error {
 	return apierr.New("TRANSACTION_NOT_FOUND", "transaction not found: it is unknown, committed or rolled back")
 }

@@ -24,7 +24,7 @@ func joinCode(err error) string {
 
 // TestJoinTxStates: a token joins only its own tenant's open
 // transaction; committed, rolled back, unknown and expired transactions
-// answer with the §2.5 codes.
+// answer with the codes of docs/decisions/0015-transactions.md.
 func TestJoinTxStates(t *testing.T) {
 	sg := txtoken.New([]byte("0123456789abcdef0123456789abcdef"), "n1", time.Minute)
 	s := &Service{joins: newJoins(sg)}

@@ -15,12 +15,12 @@ import (
 	"svc/storage"
 )
 
-// Unique keys (api-surface.md §7.9). A model's keys are checked on every
+// Unique keys (docs/decisions/0023-unique-keys.md). A model's keys are checked on every
 // write that stores a document: create (object, array, collection), PUT,
 // PATCH, collection update, transitions, scheduled fires and joined
 // writes. The document the request brings is checked for partial keys
-// (422 INVALID_UNIQUE_KEY) before the workflow runs, as the check order
-// of §6 puts it; the document the workflow settles on is checked again
+// (422 INVALID_UNIQUE_KEY) before the workflow runs, as the create check
+// order puts it (docs/decisions/0014-entities.md); the document the workflow settles on is checked again
 // and its values become the write's claims, which the storage engine
 // enforces in the commit (409 UNIQUE_VIOLATION). Values compare byte for
 // byte: a string by its decoded bytes, a number by its JSON text, so

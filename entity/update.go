@@ -406,7 +406,7 @@ type ModelDeleted struct {
 
 // DeleteByModel serves DELETE /entity/{name}/{version}. An empty or
 // whitespace body deletes every live entity of the model in one
-// transaction (at is ignored, as the reference does); a condition body
+// transaction (at is ignored, docs/decisions/0014-entities.md); a condition body
 // deletes the matching ones, see deleteWhere.
 func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelKey, body []byte, at *time.Time) (*ModelDeleted, error) {
 	if _, err := s.model(ctx, a.Tenant, key); err != nil {

@@ -21,7 +21,7 @@ type Workflow interface {
 	Transitions(ctx context.Context, tenant string, m *storage.Model, state string) ([]string, error)
 }
 
-// Default workflow states (entity-workflow.md 3.11).
+// Default workflow states (docs/decisions/0016-workflow-definitions.md).
 const (
 	StateCreated = "CREATED"
 	StateDeleted = "DELETED"

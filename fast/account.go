@@ -7,8 +7,8 @@ import (
 func init() { registerArea(accountHandlers) }
 
 // accountHandlers serves GET /account from the principal. The subscription
-// is the reference's fixed "unlimited" one; /account/subscriptions stays
-// 501 NOT_IMPLEMENTED, as in the reference.
+// is the fixed "unlimited" one clients expect; /account/subscriptions
+// stays 501 NOT_IMPLEMENTED by design (docs/decisions/0003-http-surface-and-routing.md).
 func accountHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	return map[string]fasthttp.RequestHandler{"accountGet": s.account}
 }

@@ -32,7 +32,7 @@ type auditAPI struct {
 	svc *audit.Service
 }
 
-// auditQuery parses the list parameters (notes §4 Query parameters).
+// auditQuery parses the list parameters (docs/decisions/0022-audit-and-messages.md).
 func auditQuery(ctx *fasthttp.RequestCtx) (audit.Query, error) {
 	args := ctx.QueryArgs()
 	var q audit.Query
@@ -150,11 +150,11 @@ func sendPooled(ctx *fasthttp.RequestCtx, fill func([]byte) []byte) {
 	}
 }
 
-// appendAuditEvent writes one item in the shape of its kind (notes §4):
+// appendAuditEvent writes one item in the shape of its kind (docs/decisions/0022-audit-and-messages.md):
 // EntityChange with changeType, system and actor; StateMachine with
 // eventType, state, details and data. DELETE events carry entityId,
-// transactionId and actor.legalId too (the reference's omission is not
-// copied).
+// transactionId and actor.legalId too (the compatible system's omission is
+// not copied).
 func appendAuditEvent(b []byte, e *storage.AuditEvent, tenant string) []byte {
 	b = append(b, `{"auditEventType":`...)
 	b = appendJSONString(b, e.Kind)

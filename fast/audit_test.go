@@ -300,7 +300,7 @@ func auditCollections(t *testing.T, env *entityEnv) {
 		p.Items[0].TransactionID != up[0].TransactionID || *p.Items[2].Details != "Manual transition started" {
 		t.Fatalf("updated item: %s", kinds(p))
 	}
-	// The stale item keeps its audit pairing (notes §2.3): its start and
+	// The stale item keeps its audit pairing (docs/decisions/0015-transactions.md): its start and
 	// TRANSITION_ABORTED commit with the chunk.
 	if p := trail(b); kinds(p) != "TRANSITION_ABORTED STATE_MACHINE_START CREATE STATE_MACHINE_FINISH STATE_MACHINE_START" ||
 		p.Items[0].TransactionID != up[0].TransactionID {

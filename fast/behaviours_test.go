@@ -1,14 +1,16 @@
 package fast
 
-// Acceptance tests for the behaviours of entity-workflow.md §8, over real
+// Acceptance tests for the 30 entity, workflow and compute-member behaviours
+// clients rely on most (the rules are in docs/decisions/0014-entities.md to
+// docs/decisions/0019-compute-members.md), over real
 // HTTP on loopback with the workflow engine wired as serve.go wires it and
 // compute members joined over loopback gRPC (behaviours_env_test.go).
 // Every behaviour runs on the memory engine and on PostgreSQL, except 29
 // (member keep-alive), which touches no storage and runs on memory with
 // short configured intervals.
 //
-// Where a ruling in DECISIONS.md changes what §8 says, the test asserts
-// the ruling:
+// Where svc decided differently from the compatible system, the test asserts
+// svc's rule:
 //   - 17: workflow version "1.0" is accepted (read as 1.1); "1" and "2.1"
 //     are refused.
 //   - 18: retryPolicy aliases (EXPONENTIAL, ...) are accepted; an unknown
@@ -55,7 +57,7 @@ package fast
 //	| 28 | function criterion          | workflow.TestFunctionCriteria                                |
 //	| 29 | keep-alive                  | compute.TestKeepAliveAndEviction, cmd/svc TestServeKeepAliveVariables |
 //
-// COMMIT_BEFORE_DISPATCH (notes §4.5) is covered by TestCommitBeforeDispatch.
+// COMMIT_BEFORE_DISPATCH (docs/decisions/0017-workflow-engine.md) is covered by TestCommitBeforeDispatch.
 
 import (
 	"fmt"
@@ -400,7 +402,7 @@ func b13CollectionPut(t *testing.T, env *behavEnv) {
 		t.Fatalf("isolation %+v", res)
 	}
 	// The isolated item's refusal is on its trail, in the chunk's
-	// transaction (notes §2.3: the audit pairing is kept).
+	// transaction (docs/decisions/0015-transactions.md: the audit pairing is kept).
 	bTx := env.get("A", "/entity/"+b).Meta.TransactionID
 	items := env.trail("A", b, "&transactionId="+res[0].TransactionID)
 	if got := trailKinds(items); got != "STATE_MACHINE_START TRANSITION_ABORTED" {

@@ -63,7 +63,7 @@ func b17ImportGating(t *testing.T, env *behavEnv) {
 	env.call("A", "POST", p, []byte(`{"workflows":[],"surprise":1}`)).problem(t, 400, "BAD_REQUEST")
 	env.call("A", "POST", p, []byte(imports("UPSERT", false, simple("1.3")))).problem(t, 400, "BAD_REQUEST")
 	env.workflows("A", "b17", 1, imports("replace", false, simple("1.3")))
-	// Ruling: "1.0" is read as 1.1 (client templates).
+	// "1.0" is read as 1.1 for the client templates (docs/decisions/0016-workflow-definitions.md).
 	env.workflows("A", "b17", 1, imports("REPLACE", false, simple("1.0")))
 	if x := env.export("b17"); len(x.Workflows) != 1 || x.Workflows[0].Version != "1.3" {
 		t.Fatalf("export %+v", x)
@@ -574,7 +574,7 @@ func b28FunctionCriterion(t *testing.T, env *behavEnv) {
 	}
 }
 
-// bExtraPredicates: the notes' "also worth a quick test" list, through
+// bExtraPredicates: the small predicate rules of docs/decisions/0020-conditions.md, through
 // transition criteria: NOT_EQUAL on an absent field does not match, LIKE is
 // anchored and case-sensitive, 30 and "30" are alike on an INTEGER field,
 // an empty AND group matches everything.
@@ -603,7 +603,7 @@ func bExtraPredicates(t *testing.T, env *behavEnv) {
 }
 
 // b29KeepAlive runs on its own environment with a 100 ms keep-alive
-// interval and a 1 s timeout (the reference's 10 s and 30 s, scaled).
+// interval and a 1 s timeout (the default 10 s and 30 s, scaled).
 func b29KeepAlive(t *testing.T) {
 	env := newBehavEnv(t, "memory", compute.Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: time.Second})
 	env.lockedModel("A", "b29", 1, `{"n":1}`)

@@ -9,7 +9,7 @@ import (
 	"svc/iam"
 )
 
-// Machine clients (spec 4.5): every operation is tenant-scoped by the
+// Machine clients (docs/decisions/0006-tokens-keypairs-clients.md): every operation is tenant-scoped by the
 // caller's principal; another tenant's client reads as not found.
 func init() {
 	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {

@@ -92,7 +92,7 @@ func queryUUID(ctx *fasthttp.RequestCtx, name string) (*[16]byte, error) {
 	return &b, nil
 }
 
-// queryInstant reads pointInTime leniently (DECISIONS).
+// queryInstant reads pointInTime leniently (docs/decisions/0014-entities.md).
 func queryInstant(ctx *fasthttp.RequestCtx, name string) (*time.Time, error) {
 	raw := ctx.QueryArgs().Peek(name)
 	if raw == nil {
@@ -471,7 +471,7 @@ func (h *entityAPI) fetchTransitions(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	// entityClass only names the model; the entity's own model decides
-	// (DECISIONS: resolved from entityId when not <name>.<version>).
+	// (resolved from entityId when not <name>.<version>, docs/decisions/0014-entities.md).
 	id, err := uuid.Parse(rawID)
 	if err != nil {
 		h.fail(ctx, apierr.New("ENTITY_NOT_FOUND", "entity not found"))

@@ -108,7 +108,7 @@ func TestEntitiesPerRequestCap(t *testing.T) {
 }
 
 // TestGroupedStatsBodyOverLimit: grouped stats answer a body over 10 MiB
-// with 413 BAD_REQUEST (reference notes), not the entity writes' 400.
+// with 413 BAD_REQUEST (docs/decisions/0003-http-surface-and-routing.md), not the entity writes' 400.
 func TestGroupedStatsBodyOverLimit(t *testing.T) {
 	env := newEntityEnv(t, "memory")
 	env.lockedModel("A", "gs", 1, `{"a":1}`)

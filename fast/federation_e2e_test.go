@@ -175,7 +175,7 @@ func TestFederatedEndToEnd(t *testing.T) {
 			t.Fatalf("cached federated token: %d", r.status)
 		}
 	}
-	// Without the admin role the federated user still lists (iam.md 6.5),
+	// Without the admin role the federated user still lists (docs/decisions/0008-oidc-providers.md),
 	// but cannot change the registrations.
 	bob := f.idp.Token(t, "k1", "bob", jwt.MapClaims{"aud": "svc-api"})
 	if r := f.call(t, "GET", "/oauth/oidc/providers", "", "", fedBearer(bob)...); r.status != 200 || len(r.list) != 1 {
@@ -248,7 +248,7 @@ func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
 	}
 }
 
-// TestProviderInvalidationDropsItsKeys (issue 13 item 2, iam.md 6.5, 7.5):
+// TestProviderInvalidationDropsItsKeys (issue 13 item 2, docs/decisions/0008-oidc-providers.md):
 // the IdP stops publishing the key a token was signed with while svc still
 // holds it in its JWKS cache and its verified-token cache. After
 // invalidate, and after a reactivate with reactivateKeys:false, that token

@@ -222,7 +222,7 @@ func TestOIDCProvidersOverHTTP(t *testing.T) {
 	if r := f.call(t, "PATCH", "/oauth/oidc/providers/not-a-uuid", fedTenantA, `{}`); r.status != 400 {
 		t.Fatalf("bad id: %d", r.status)
 	}
-	// iam.md 6.5 and 9.1 item 37: any authenticated member lists; every
+	// docs/decisions/0008-oidc-providers.md: any authenticated member lists; every
 	// write and the reload need ROLE_ADMIN.
 	if r := f.call(t, "GET", "/oauth/oidc/providers", fedTenantA, "", "X-Test-Roles", "ROLE_M2M"); r.status != 200 || len(r.list) != 1 {
 		t.Fatalf("non-admin list: %d %s", r.status, r.raw)

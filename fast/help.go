@@ -22,8 +22,8 @@ func (s *Server) withHelpFastPath(next fasthttp.RequestHandler) fasthttp.Request
 	serve := s.instrument("/help/{topic}", func(ctx *fasthttp.RequestCtx) {
 		s.serveHelpTopic(ctx, ctx.Path()[len(prefix):])
 	})
-	// Everything below the prefix is a topic name, so `a/b` gets the spec's
-	// 400 for a disallowed character rather than the router's 404.
+	// Everything below the prefix is a topic name, so `a/b` gets the topic-name
+	// rule's 400 for a disallowed character rather than the router's 404.
 	return func(ctx *fasthttp.RequestCtx) {
 		if ctx.IsGet() && bytes.HasPrefix(ctx.Path(), prefix) {
 			serve(ctx)

@@ -20,7 +20,7 @@ func errorCodeOf(t *testing.T, body []byte) string {
 }
 
 // TestHelpServedUnderContextPath fetches every topic of the index, under
-// the default, an empty and a nested context path (spec 4.1).
+// the default, an empty and a nested context path (docs/decisions/0027-discovery-and-help.md).
 func TestHelpServedUnderContextPath(t *testing.T) {
 	tree := help.Default().WithVersion("9.9.9")
 	for _, cp := range []string{"/api", "", "/svc/v1"} {
@@ -80,7 +80,7 @@ func TestHelpServedUnderContextPath(t *testing.T) {
 	}
 }
 
-// TestHelpTopicNameRules applies spec 4.1: characters A-Z a-z 0-9 . _ -,
+// TestHelpTopicNameRules applies the topic-name rule of docs/decisions/0027-discovery-and-help.md: characters A-Z a-z 0-9 . _ -,
 // no leading or trailing dot or hyphen, else 400 BAD_REQUEST; a well-formed
 // name that is not a topic is 404 HELP_TOPIC_NOT_FOUND.
 func TestHelpTopicNameRules(t *testing.T) {

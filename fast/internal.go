@@ -23,7 +23,7 @@ type ClusterDeps struct {
 	// cluster secret, so every node verifies every node's tokens.
 	Tokens *txtoken.Signer
 	// Internal are the authenticated node-to-node routes, mounted at the
-	// root outside the context path (DECISIONS: cluster).
+	// root outside the context path (docs/decisions/0026-cluster.md).
 	Internal *peer.Mux
 	// ProxyTimeout bounds a request proxied to the transaction's owner
 	// (SVC_PROXY_TIMEOUT).

@@ -21,7 +21,7 @@ func TestJWTWholeFlow(t *testing.T) {
 		t.Fatalf("no token: %d %s", r.status, r.body)
 	}
 
-	// Bootstrap client → admin token with exactly the claims of spec 2.2 plus scopes.
+	// Bootstrap client → admin token with exactly the claims of docs/decisions/0006-tokens-keypairs-clients.md.
 	r := h.token(bootID, bootSecret, url.Values{"grant_type": {"client_credentials"}})
 	if r.status != 200 || r.header.Get("Cache-Control") != "no-store" || r.header.Get("Pragma") != "no-cache" {
 		t.Fatalf("bootstrap token: %d %v %s", r.status, r.header, r.body)

@@ -184,7 +184,7 @@ func (h *jwtHarness) clientToken(id, secret string) string {
 }
 
 // mint signs claims offline with the configured key under the bootstrap
-// kid, as an external test harness does (DECISIONS: bootstrap key id).
+// kid, as an external test harness does (docs/decisions/0006-tokens-keypairs-clients.md).
 func (h *jwtHarness) mint(claims jwt.MapClaims) string {
 	h.t.Helper()
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)

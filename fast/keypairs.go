@@ -11,9 +11,9 @@ import (
 	"svc/storage"
 )
 
-// Signing keypairs (spec 4.4). Keypairs are the service's, not a tenant's:
+// Signing keypairs (docs/decisions/0006-tokens-keypairs-clients.md). Keypairs are the service's, not a tenant's:
 // they sign every tenant's tokens, so only an administrator of the bootstrap
-// tenant manages them (DECISIONS, IAM); the route table's Admin level is
+// tenant manages them; the route table's Admin level is
 // checked first, serviceAdmin narrows it.
 func init() {
 	registerArea(func(s *Server) map[string]fasthttp.RequestHandler {

@@ -43,7 +43,7 @@ func TestMessageAPI(t *testing.T) {
 			if string(got.Content) != `{"a":[1,2.50,"x"],"b":null}` {
 				t.Fatalf("content %s", got.Content)
 			}
-			// GET /message/get/{id} is an alias of GET /message/{id} (DECISIONS),
+			// GET /message/get/{id} is an alias of GET /message/{id} (docs/decisions/0022-audit-and-messages.md),
 			// with the same tenant check.
 			var alias struct {
 				Header  map[string]any  `json:"header"`

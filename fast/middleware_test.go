@@ -94,8 +94,7 @@ func TestAuthorizationSeam(t *testing.T) {
 	if resp := do(user, "GET", "/api/clients"); resp.StatusCode() != 403 {
 		t.Errorf("admin route without ROLE_ADMIN: %d", resp.StatusCode())
 	}
-	// /account/subscriptions stays 501 by design (the reference's only
-	// NOT_IMPLEMENTED route), so it shows the request got past auth.
+	// /account/subscriptions stays 501 by design (docs/decisions/0003-http-surface-and-routing.md), so it shows the request got past auth.
 	if resp := do(user, "GET", "/api/account/subscriptions"); resp.StatusCode() != 501 {
 		t.Errorf("authenticated route: %d", resp.StatusCode())
 	}

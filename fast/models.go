@@ -89,7 +89,7 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			// The model id as a bare JSON string (api-surface.md 7.3).
+			// The model id as a bare JSON string (docs/decisions/0011-simple-view-export-import.md).
 			ctx.SetContentType("application/json")
 			var buf [40]byte
 			b := append(buf[:0], '"')
@@ -106,7 +106,7 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 }
 
 // modelKeyOf binds {entityName}/{modelVersion} with the name unescaped
-// (a%20b names "a b", a%2Fb names "a/b"; api-surface.md 2): the router
+// (a%20b names "a b", a%2Fb names "a/b"; docs/decisions/0003-http-surface-and-routing.md): the router
 // hands parameters over as they appear in the raw path.
 func modelKeyOf(ctx *fasthttp.RequestCtx) (storage.ModelKey, error) {
 	key, err := modelKeyParam(ctx)

@@ -49,7 +49,7 @@ func wantKeyProps(t *testing.T, props map[string]any, name string, version int) 
 }
 
 func TestModelIDIsUUIDv5OfNameDotVersion(t *testing.T) {
-	// Value from model-inference.md 4.
+	// UUID v5 (URL namespace) of "m0.1" (docs/decisions/0011-simple-view-export-import.md).
 	if id := model.ID(storage.ModelKey{Name: "m0", Version: 1}); id != "62856a12-3ed6-55ba-a7d4-aa98acd2b4df" {
 		t.Fatalf("ID(m0.1) = %s", id)
 	}
@@ -155,7 +155,7 @@ func TestModelNotFoundAndBadParameters(t *testing.T) {
 		// Names are unescaped path segments.
 		e.seed("A", "a b", 1, model.Unlocked, `{"$":{}}`)
 		wantAction(t, e.call("A", "PUT", "/model/a%20b/1/lock", nil), "a b", 1, "Model a b:1 locked")
-		// An escaped slash stays inside the one segment (api-surface.md 2).
+		// An escaped slash stays inside the one segment (docs/decisions/0003-http-surface-and-routing.md).
 		e.seed("A", "a/b", 1, model.Unlocked, `{"$":{}}`)
 		wantAction(t, e.call("A", "PUT", "/model/a%2Fb/1/lock", nil), "a/b", 1, "Model a/b:1 locked")
 		if r := e.call("", "GET", "/model/", nil); r.status != 401 {

@@ -72,7 +72,7 @@ func (s *Server) mountOAuthExtras(r *router.Router, cp string) {
 	}
 }
 
-// writeOAuthError writes an RFC 6749 error body (DECISIONS: Tokens and IAM).
+// writeOAuthError writes an RFC 6749 error body (docs/decisions/0005-token-endpoint.md).
 func writeOAuthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
@@ -118,7 +118,7 @@ func basicCredentials(h []byte) (id, secret string, ok bool) {
 	return id, secret, true
 }
 
-// formValue reads a form field the way the reference does: the body
+// formValue reads a form field as clients expect (docs/decisions/0005-token-endpoint.md): the body
 // (urlencoded or multipart) wins over the query string; the first of
 // repeated keys counts.
 func formValue(ctx *fasthttp.RequestCtx, key string) string {
@@ -137,7 +137,7 @@ func formValue(ctx *fasthttp.RequestCtx, key string) string {
 
 // oauthToken is POST {ctx}/oauth/token: client authentication first
 // (client_secret_basic or client_secret_post, oauth_clientauth.go), so bad
-// credentials beat a bad grant (iam.md 1.1).
+// credentials beat a bad grant (docs/decisions/0005-token-endpoint.md).
 func (s *Server) oauthToken(ctx *fasthttp.RequestCtx) {
 	d := s.deps.IAM
 	if d == nil {

@@ -9,7 +9,7 @@ import (
 // RFC 8414 authorization server metadata. The same document is served at
 // {ctx}/.well-known/oauth-authorization-server and, for clients that only
 // look there, {ctx}/.well-known/openid-configuration; both sit under the
-// context path like {ctx}/.well-known/jwks.json (iam.md sec. 0), and need
+// context path like {ctx}/.well-known/jwks.json (docs/decisions/0005-token-endpoint.md), and need
 // no token. Endpoint URLs are absolute, built from this request's scheme
 // and Host the way /openapi.json builds servers[0].url.
 const (

@@ -43,7 +43,7 @@ func (h *jwtHarness) revokedToken() string {
 	return tok
 }
 
-// TestBearerChallenges: RFC 6750 3 and 3.1. The spec's own examples: a
+// TestBearerChallenges: RFC 6750 3 and 3.1. The RFC's own examples: a
 // request without a token gets just `Bearer realm=…`; an invalid token
 // gets error="invalid_token"; a token lacking the role gets 403
 // error="insufficient_scope".

@@ -376,7 +376,7 @@ func opDocTable() map[string]opDoc {
 			ok:   okJSON("The tenant's models.", arr(ref("EntityModel"), "")),
 		},
 		"exportMetadata": {
-			desc:        "SIMPLE_VIEW gives svc's node-path view of the inferred schema (spec 4.6); JSON_SCHEMA gives a JSON Schema document.",
+			desc:        "SIMPLE_VIEW gives svc's node-path view of the inferred schema; JSON_SCHEMA gives a JSON Schema document.",
 			pathSchemas: map[string]Map{"converter": enum("Export format.", "SIMPLE_VIEW", "JSON_SCHEMA")},
 			ok:          okJSON("The export.", ref("ModelExport")),
 			errs:        []errDoc{e(400, "BAD_REQUEST: unknown converter (properties.parameter, properties.invalidValue)."), e(404, "MODEL_NOT_FOUND (checked before the converter).")},

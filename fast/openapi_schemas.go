@@ -89,7 +89,7 @@ var conditionOperators = []string{
 	"IENDS_WITH", "INOT_ENDS_WITH",
 }
 
-// SIMPLE_VIEW patterns of spec 4.6, anchored so that each alternative covers
+// SIMPLE_VIEW patterns (docs/decisions/0011-simple-view-export-import.md), anchored so that each alternative covers
 // the whole key.
 const (
 	simpleViewPathPattern = `^\$(\.\w[-\w.]*(\[\*\])*)*$`
@@ -279,7 +279,7 @@ func componentSchemas() Map {
 			"description": "A model export: SIMPLE_VIEW or JSON_SCHEMA, by the converter asked for.",
 			"oneOf":       []Map{ref("SimpleViewExport"), ref("JsonSchemaExport")},
 		},
-		"SimpleViewExport": closedObj("SIMPLE_VIEW export (spec 4.6): exactly `currentState` and `model`. It imports back unchanged.", Map{
+		"SimpleViewExport": closedObj("SIMPLE_VIEW export: exactly `currentState` and `model`. It imports back unchanged.", Map{
 			"currentState": enum("", "LOCKED", "UNLOCKED"),
 			"model": withDesc(Map{
 				"type":                 "object",

@@ -13,7 +13,7 @@ type Map = map[string]any
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
-// tagGroups are the tag groups of spec 1.5, in the spec's order.
+// tagGroups are the API's tag groups, in the order clients know (docs/decisions/0027-discovery-and-help.md).
 var tagGroups = []struct{ name, desc string }{
 	{TagEntity, "/entity/: create, update, delete, transition, stats"},
 	{TagModel, "/model/: import, export, lock, unlock, delete, changeLevel, workflow"},

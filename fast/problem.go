@@ -9,7 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Problem is an RFC 9457 problem detail in the envelope of spec 7.1.
+// Problem is an RFC 9457 problem detail in svc's envelope (docs/decisions/0004-error-envelope.md).
 // Props holds error-specific members of `properties`; errorCode and
 // retryable are written from Code and Retryable.
 type Problem struct {
@@ -45,7 +45,7 @@ func NewProblem(status int, code, msg string, props ...Prop) *Problem {
 func (p *Problem) Error() string { return p.Code + ": " + p.Message }
 
 // writeProblem renders p as application/problem+json. instance is the request
-// path without the context path (DECISIONS: API surface).
+// path without the context path (docs/decisions/0004-error-envelope.md).
 func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
 	// Keep the request id across the reset (the access log and the client
 	// see the same one).

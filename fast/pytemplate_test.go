@@ -59,7 +59,7 @@ func newTemplateEnv(t testing.TB, engine string) *entityEnv {
 }
 
 // pyCriteria builds a search body the way mcp-cyoda-quart-app's
-// repository does from its field→value criteria (client-templates.md 4):
+// repository does from its field→value criteria (docs/decisions/0030-client-compatibility.md):
 // state and current_state become lifecycle EQUALS, {"op": v} maps the
 // template's short operators to its Cyoda names, anything else is a
 // simple EQUALS on "$."+field; all in one AND group.
@@ -277,8 +277,7 @@ func TestSearchArrayRouteErrors(t *testing.T) {
 	}
 }
 
-// TestFetchTransitionsLegacyEntityClass (client-templates.md 8, P2 shim
-// 8): the Python and legacy templates name the class
+// TestFetchTransitionsLegacyEntityClass (docs/decisions/0014-entities.md, docs/decisions/0030-client-compatibility.md): the Python and legacy templates name the class
 // com.cyoda.tdb.model.treenode.TreeNodeEntity; the model then comes from
 // the entity, and the answer is the one for <name>.<version>.
 func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
@@ -294,8 +293,7 @@ func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
 	}
 }
 
-// TestJavaTemplateSetupSequence (client-templates.md 1.3 and 8, P0 rows
-// 9-13): the Java templates' start-up, request by request, on both
+// TestJavaTemplateSetupSequence (docs/decisions/0030-client-compatibility.md): the Java templates' start-up, request by request, on both
 // engines: SIMPLE_VIEW export as an existence probe (404), SAMPLE_DATA
 // import of {} (no sample files) and a repeated one, changeLevel
 // STRUCTURAL and lock with empty bodies, workflow import REPLACE of a
@@ -332,7 +330,7 @@ func TestJavaTemplateSetupSequence(t *testing.T) {
 	}
 }
 
-// TestEntityPutIgnoresTemplateFlags (client-templates.md 8, P0 row 14):
+// TestEntityPutIgnoresTemplateFlags (docs/decisions/0030-client-compatibility.md):
 // the templates' PUT carries transactional, waitForConsistencyAfter and
 // transactionTimeoutMillis; they are ignored, and the answer is the bare
 // {transactionId, entityIds} object, for the loopback and a named

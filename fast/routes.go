@@ -14,7 +14,7 @@ const (
 	Admin
 )
 
-// Tag groups of spec 1.5.
+// Tag groups of the API (docs/decisions/0027-discovery-and-help.md).
 const (
 	TagEntity   = "Entity Management"
 	TagModel    = "Entity Model"

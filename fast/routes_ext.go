@@ -22,7 +22,7 @@ func extensionDocs() []map[string]opDoc {
 }
 
 // extensionDescription prefixes an extension operation's description.
-const extensionDescription = "svc extension (not part of the reference wire contract)."
+const extensionDescription = "svc extension (not part of the wire contract svc is compatible with)."
 
 // isExtension reports whether opID is one of extensionRoutes.
 func isExtension(opID string) bool {

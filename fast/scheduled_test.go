@@ -152,7 +152,7 @@ func scheduledFires(t *testing.T, env *entityEnv) {
 		t.Fatalf("trail:\n got %s\nwant %s", k, want)
 	}
 	arm := itemsOf(p, "SCHEDULED_TRANSITION_ARM")[0]
-	// scheduledTime is the task's scheduled_time in the notes' form: Unix
+	// scheduledTime is the task's scheduled time (docs/decisions/0018-scheduled-transitions.md): Unix
 	// milliseconds, a JSON number.
 	var data struct {
 		Transition    string `json:"transition"`
@@ -174,7 +174,7 @@ func scheduledFires(t *testing.T, env *entityEnv) {
 		t.Fatalf("fired at %v before its time %v, or in %s", firedAt, at, fire.TransactionID)
 	}
 	// The write is the arming user's, executed by the system principal
-	// (entity-workflow.md 4.7); the create is the user's own.
+	// (docs/decisions/0018-scheduled-transitions.md); the create is the user's own.
 	if up := itemsOf(p, "UPDATE")[0]; up.Actor == nil || up.Actor.ID != "u-A" {
 		t.Fatalf("fire attributed to %+v", up.Actor)
 	}

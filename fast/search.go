@@ -146,7 +146,7 @@ func (h *searchAPI) status(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(b)
 }
 
-// pageParam reads pageSize/pageNumber as the reference does: integers,
+// pageParam reads pageSize/pageNumber (docs/decisions/0021-search.md): integers,
 // pageSize ≤ 0 means the default, caps on both.
 func pageParam(ctx *fasthttp.RequestCtx, name string, def int) (int, error) {
 	raw := ctx.QueryArgs().Peek(name)

@@ -4,7 +4,7 @@ import "github.com/valyala/fasthttp"
 
 // The current Python client template (mcp-cyoda-quart-app) searches with
 // POST {ctx}/search/{entityName}/{modelVersion} and reads the answer as a
-// JSON list (client-templates.md 4, DECISIONS "Real clients"). The route is
+// JSON list (docs/decisions/0021-search.md, docs/decisions/0030-client-compatibility.md). The route is
 // beyond the wire contract, so it is an extension: the direct search with
 // its query parameters and errors, answering one application/json array of
 // envelopes instead of NDJSON. An alias of searchEntities would not do, as

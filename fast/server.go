@@ -166,8 +166,8 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		}
 		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, s.guardText(rt.Path, rt.OpID, s.txJoin(h)))))
 	}
-	// Aliases outside the wire contract (DECISIONS: GET /message/get/{id}
-	// is GET /message/{id}); they share the operation's handler and access.
+	// Aliases outside the wire contract (GET /message/get/{id} is
+	// GET /message/{id}, docs/decisions/0022-audit-and-messages.md); they share the operation's handler and access.
 	for _, al := range routeAliases {
 		for i := range s.routes {
 			rt := &s.routes[i]
@@ -176,7 +176,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 			}
 		}
 	}
-	// Served outside the wire contract (api-surface.md 1.3).
+	// Served outside the wire contract (docs/decisions/0027-discovery-and-help.md).
 	r.GET("/openapi.json", s.instrument("/openapi.json", s.serveOpenAPI))
 	if err := s.routeDocs(r); err != nil {
 		return nil, fmt.Errorf("building the /docs page: %w", err)
@@ -247,7 +247,7 @@ const MaxHeaderBytes = 80 << 10
 
 // MaxBodyBytes is the default of SVC_HTTP_MAX_BODY_BYTES, the cap of every
 // request body at the socket (413 above it); areas apply tighter limits of
-// their own (10 MiB, with the reference's 400 or 413).
+// their own (10 MiB, with 400 or 413 as docs/decisions/0003-http-surface-and-routing.md says).
 const MaxBodyBytes = 64 << 20
 
 // Serve listens on the API and admin listeners until ctx is cancelled, then
@@ -294,7 +294,7 @@ func (s *Server) ServeListeners(ctx context.Context, apiLn, adminLn net.Listener
 	case serveErr = <-errc:
 	}
 	// Readiness turns 503 before the drain, and the admin listener stays up
-	// until the API has drained (ops-cluster-storage.md 5.3).
+	// until the API has drained (docs/decisions/0028-listeners-and-operations.md).
 	s.draining.Store(true)
 	drain, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -3,15 +3,12 @@ package fast
 import (
 	"bufio"
 	"net"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
-	"gopkg.in/yaml.v3"
 
 	"svc/platform/config"
 )
@@ -56,35 +53,42 @@ func decode(t *testing.T, body []byte) map[string]any {
 	return m
 }
 
-// findShared locates ../shared/reference beside the repository, if present.
-func findShared(t *testing.T, name string) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for i := 0; i < 5; i++ {
-		p := filepath.Join(dir, "..", "shared", "reference", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		dir = filepath.Dir(dir)
-	}
-	return ""
-}
-
+// TestRouteSetsMatchWireContractAndOpenAPI: the router serves exactly the
+// operations of docs/operations.md (contract and extensions, with their
+// operation ids), and /openapi.json documents exactly what the router
+// serves, extensions marked. It runs in any clone; the list itself is
+// compared with the external contract by TestOperationsListMatchesWireContract.
 func TestRouteSetsMatchWireContractAndOpenAPI(t *testing.T) {
 	s := newTestServer(t)
-	// Extensions (routes_ext.go) are svc's own: they are compared with the
-	// OpenAPI document but not with the wire contract.
 	router := map[string]bool{}
-	contractRoutes := map[string]bool{}
+	routerOps := map[string]string{}
+	contractRoutes := 0
 	for _, r := range s.Routes() {
 		router[r.Method+" "+r.Path] = true
+		routerOps[r.Method+" "+r.Path] = r.OpID
 		if !isExtension(r.OpID) {
-			contractRoutes[r.Method+" "+r.Path] = true
+			contractRoutes++
 		}
 	}
-	if len(contractRoutes) != 87 {
-		t.Errorf("router has %d contract operations, want 87", len(contractRoutes))
+	if contractRoutes != 87 {
+		t.Errorf("router has %d contract operations, want 87", contractRoutes)
 	}
+
+	listed := map[string]bool{}
+	for _, o := range requiredOperations(t) {
+		listed[o.Key()] = true
+		id, ok := routerOps[o.Key()]
+		if !ok {
+			continue // assertSameSet below reports it
+		}
+		if id != o.OpID {
+			t.Errorf("%s: router operation id %s, docs/operations.md %s", o.Key(), id, o.OpID)
+		}
+		if isExtension(id) != o.Extension {
+			t.Errorf("%s: extension %v in the router, %v in docs/operations.md", o.Key(), isExtension(id), o.Extension)
+		}
+	}
+	assertSameSet(t, "router", router, "docs/operations.md", listed)
 
 	resp := do(s, "GET", "/openapi.json")
 	var doc struct {
@@ -113,32 +117,6 @@ func TestRouteSetsMatchWireContractAndOpenAPI(t *testing.T) {
 			}
 		}
 	}
-
-	path := findShared(t, "wire-contract.yaml")
-	if path == "" {
-		t.Log("../shared/reference/wire-contract.yaml not present; compared router and OpenAPI only")
-		return
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wc struct {
-		Paths map[string]map[string]any `yaml:"paths"`
-	}
-	if err := yaml.Unmarshal(raw, &wc); err != nil {
-		t.Fatal(err)
-	}
-	contract := map[string]bool{}
-	for p, item := range wc.Paths {
-		for m := range item {
-			switch m {
-			case "get", "put", "post", "delete", "patch", "head", "options":
-				contract[strings.ToUpper(m)+" "+p] = true
-			}
-		}
-	}
-	assertSameSet(t, "router", contractRoutes, "wire contract", contract)
 }
 
 // contractPaths is the number of paths of the wire contract.

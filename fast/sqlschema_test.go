@@ -105,8 +105,8 @@ func newSQLEnv(t testing.TB, engine string) *sqlEnv {
 
 const nobelSample = `{"category":"chemistry","year":"2020","laureates":[{"firstname":"Emmanuelle","id":"991","motivation":"...","share":"2","surname":"Charpentier"}]}`
 
-// TestSQLSchemaAPI drives the nine operations on both engines (sql-schema
-// §1.3, §5.9 #4).
+// TestSQLSchemaAPI drives the nine operations on both engines
+// (docs/decisions/0024-sql-schema.md).
 func TestSQLSchemaAPI(t *testing.T) {
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestSQLSchemaAPI(t *testing.T) {
 			if got.ID != id {
 				t.Fatalf("getSchemaByName %+v", got)
 			}
-			// Errors of §1.3.
+			// Errors of the SQL Schema operations.
 			p := env.call("A", "GET", "/sql/schema/?schemaName=larry", nil).problem(t, 404, "NOT_FOUND")
 			if p["schemaName"] != "larry" || !strings.Contains(string(env.call("A", "GET", "/sql/schema/?schemaName=larry", nil).body), "Schema larry not found") {
 				t.Fatalf("404 by name: %v", p)

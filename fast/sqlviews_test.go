@@ -49,8 +49,8 @@ func wantRows(t *testing.T, what string, got []string, want ...string) {
 	}
 }
 
-// TestSQLViewsPostgres covers the views through POST /sql/query (§5.9
-// items 2, 3 and 6 on real rows): the §2.6 worked example's tables and
+// TestSQLViewsPostgres covers the views through POST /sql/query (docs/decisions/0024-sql-schema.md,
+// on real rows): the orders example's tables and
 // rows, a root/array join, an as-of read, the mixed-depth and 3-D
 // samples, SQL errors, and that neither base tables nor another tenant's
 // rows are reachable.

@@ -144,7 +144,7 @@ func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
 		key.Version = int(v)
 	}
 	// Grouped stats answer an oversized body 413 BAD_REQUEST, unlike the
-	// entity writes' 400 (reference notes, grouped stats check order).
+	// entity writes' 400 (docs/decisions/0003-http-surface-and-routing.md).
 	b := ctx.PostBody()
 	if len(b) > entity.MaxBodyBytes {
 		h.s.writeProblem(ctx, NewProblem(413, apierr.BadRequest, "request payload exceeds maximum allowed limit of 10MB"))

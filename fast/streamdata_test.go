@@ -202,7 +202,7 @@ func TestStreamDataConfigCRUD(t *testing.T) {
 	}
 }
 
-// §5.9 item 9: export, import with failOnExists → 409, import without is
+// Stream data (docs/decisions/0025-stream-data.md): export, import with failOnExists → 409, import without is
 // idempotent, data.value container; the plain data array is accepted.
 func TestStreamDataExportImport(t *testing.T) {
 	for _, engine := range entityEngines {
@@ -256,7 +256,7 @@ func TestStreamDataExportImport(t *testing.T) {
 	}
 }
 
-// §5.9 item 7: order by range value then id (both directions), short last
+// Stream data (docs/decisions/0025-stream-data.md): order by range value then id (both directions), short last
 // page, Joda and REST conditions agree, IContains sent as CONTAINS is
 // case-insensitive, alias columns coalesce.
 func TestStreamDataGet(t *testing.T) {
@@ -356,7 +356,7 @@ func TestStreamDataUnservable(t *testing.T) {
 	e.call("t1", "POST", "/platform-api/stream-data/get", []byte(`{"sdDef":{"requestClass":"nope.1"}}`)).problem(t, 404, "MODEL_NOT_FOUND")
 }
 
-// §5.9 item 8: delete removes every match whatever offset and length say,
+// Stream data (docs/decisions/0025-stream-data.md): delete removes every match whatever offset and length say,
 // through the entity delete path, and counts with the contract's spelling.
 func TestStreamDataDelete(t *testing.T) {
 	for _, engine := range entityEngines {
@@ -395,7 +395,7 @@ func TestStreamDataDelete(t *testing.T) {
 	}
 }
 
-// §5.9 item 7 and issue item 5: a 50-page walk at one pointTime while
+// Stream data (docs/decisions/0025-stream-data.md) and issue item 5: a 50-page walk at one pointTime while
 // writers create, update and delete gives the same pages as a walk of the
 // same pointTime after the writers stop, and exactly the entities that
 // existed at that instant.
@@ -486,7 +486,7 @@ func TestStreamDataWalkUnderWrites(t *testing.T) {
 	}
 }
 
-// §5.9 item 10 and issue item 4: index/list shows the built-ins; the plan
+// Stream data (docs/decisions/0025-stream-data.md) and issue item 4: index/list shows the built-ins; the plan
 // is ALL without a usable index and COMPOSITE once a composite index
 // exists and is ready.
 func TestStreamDataIndexesAndPlan(t *testing.T) {

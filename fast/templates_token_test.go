@@ -10,8 +10,7 @@ import (
 	"svc/iam"
 )
 
-// TestTokenRequestAsTemplatesSendIt (client-templates.md 8, P0 row 2; 11
-// item 8): the Java templates' Spring client sends client_secret_basic
+// TestTokenRequestAsTemplatesSendIt (docs/decisions/0005-token-endpoint.md, docs/decisions/0030-client-compatibility.md): the Java templates' Spring client sends client_secret_basic
 // with URL-encoded id and secret, scope=ROLE_M2M and an Accept with a
 // charset; Authlib (the Python templates) quotes them the same way and
 // sends no scope. Both get a Bearer token as application/json with

@@ -12,7 +12,7 @@ import (
 )
 
 // Text svc stores is UTF-8 without NUL characters or unpaired surrogates,
-// and a JSON document names each member once (DECISIONS: Documents). The
+// and a JSON document names each member once (docs/decisions/0013-documents-and-text.md). The
 // guard below holds that rule for every operation at one place, before
 // its handler runs, so both storage engines see the same requests and
 // PostgreSQL never meets text it cannot hold:

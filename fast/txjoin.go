@@ -7,7 +7,7 @@ import (
 )
 
 // hdrTxToken carries a transaction routing token on compute-member
-// callbacks (entity-workflow.md §2.5).
+// callbacks (docs/decisions/0015-transactions.md).
 const hdrTxToken = "X-Tx-Token"
 
 // txJoin joins a request carrying X-Tx-Token into the open transaction

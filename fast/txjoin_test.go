@@ -414,7 +414,7 @@ func TestJoinCommitBeforeDispatch(t *testing.T) {
 	}
 }
 
-// TestJoinTokenErrors: every token error row of §2.5 over HTTP and gRPC,
+// TestJoinTokenErrors: every token error of docs/decisions/0015-transactions.md over HTTP and gRPC,
 // and a token that outlives SVC_TX_TOKEN_TTL.
 func TestJoinTokenErrors(t *testing.T) {
 	env := newJoinEnv(t, "memory", 3*time.Second)

@@ -13,7 +13,7 @@ import (
 )
 
 // txRouter sends a request carrying X-Tx-Token to the node that owns the
-// transaction (ops-cluster-storage.md §6.5): a joined transaction lives in
+// transaction (docs/decisions/0026-cluster.md): a joined transaction lives in
 // its owner's memory, so a callback that reached another node is served
 // there, and its write commits with the owner's, all or nothing.
 type txRouter struct {
@@ -26,7 +26,7 @@ type txRouter struct {
 }
 
 // txRoute is the routing middleware; with clustering off it is not in the
-// chain at all. It runs before authentication, as the reference's does:
+// chain at all. It runs before authentication (docs/decisions/0026-cluster.md):
 // the owner authenticates the proxied request, which carries its headers
 // unchanged.
 //   - no token: served here;

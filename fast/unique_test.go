@@ -25,8 +25,8 @@ func (e *entityEnv) keyedModel(tenant string) {
 	e.call(tenant, "PUT", "/model/person/1/lock", nil).ok(e.t)
 }
 
-// Unique keys are enforced on every HTTP write path (api-surface.md §6,
-// §7.9), on both engines: 409 UNIQUE_VIOLATION for a taken value, 422
+// Unique keys are enforced on every HTTP write path (docs/decisions/0023-unique-keys.md),
+// on both engines: 409 UNIQUE_VIOLATION for a taken value, 422
 // INVALID_UNIQUE_KEY for a partial key, after validation and before the
 // conflict; deletes and rewrites free values.
 func TestUniqueKeysHTTP(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 func init() { registerArea(workflowHandlers) }
 
 // workflowHandlers serves a model's workflow import and export
-// (entity-workflow.md §3.1) when a model service is configured, in the
+// (docs/decisions/0016-workflow-definitions.md) when a model service is configured, in the
 // principal's tenant: another tenant's model is absent (404).
 func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	svc := s.deps.Model

@@ -18,7 +18,7 @@ import (
 //go:embed topics
 var content embed.FS
 
-// Topic is one help topic (spec 2.6).
+// Topic is one help topic (docs/decisions/0027-discovery-and-help.md).
 type Topic struct {
 	Topic     string   `json:"topic"`
 	Title     string   `json:"title"`
@@ -241,7 +241,7 @@ func (t *Tree) GetBytes(name []byte) (*Topic, bool) {
 // IndexJSON is the {ctx}/help response.
 func (t *Tree) IndexJSON() []byte { return t.index }
 
-// ValidName applies spec 4.1: characters A-Z a-z 0-9 . _ - only, no leading
+// ValidName applies the topic-name rule of docs/decisions/0027-discovery-and-help.md: characters A-Z a-z 0-9 . _ - only, no leading
 // or trailing dot or hyphen.
 func ValidName(name []byte) bool {
 	if len(name) == 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 // Client ids are 80 random bits in upper-case base32hex (16 characters of
-// 0-9A-V), the reference system's shape; they identify, they do not
+// 0-9A-V), the shape clients already handle (docs/decisions/0006-tokens-keypairs-clients.md); they identify, they do not
 // authenticate.
 var clientIDEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
 
@@ -31,7 +31,7 @@ func newClientSecret() string {
 // apart by their prefix:
 //
 //   - 32 bytes, no prefix: SHA-256 of a secret svc generated. 256 random
-//     bits cannot be guessed offline, so a fast hash is right (DECISIONS).
+//     bits cannot be guessed offline, so a fast hash is right (docs/decisions/0006-tokens-keypairs-clients.md).
 //     Every record written before operator secrets were hashed slowly has
 //     this form and keeps working.
 //   - "$argon2id$v=19$m=…,t=…,p=…$salt$hash" (argon2id.go): a secret a

@@ -39,7 +39,7 @@ type RingKey struct {
 }
 
 // Verifies reports whether tokens signed by k verify at now: inside
-// validFrom ≤ now < validTo, active or in grace (DECISIONS: Tokens and IAM).
+// validFrom ≤ now < validTo, active or in grace (docs/decisions/0006-tokens-keypairs-clients.md).
 func (k *RingKey) Verifies(now time.Time) bool {
 	return !now.Before(k.ValidFrom) && now.Before(k.ValidTo)
 }
@@ -67,7 +67,7 @@ func (r *KeyRing) Lookup(kid string, now time.Time) (*RingKey, bool) {
 
 // Signer is the key that signs tokens of aud at now: active, inside its
 // window, private half available; the greatest validFrom wins, ties go to
-// the greater kid (iam.md 1.7).
+// the greater kid (docs/decisions/0006-tokens-keypairs-clients.md).
 func (r *KeyRing) Signer(aud string, now time.Time) *RingKey {
 	var best *RingKey
 	for _, k := range r.keys {

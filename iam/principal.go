@@ -16,7 +16,7 @@ type Principal struct {
 	Roles      []string
 }
 
-// Role names of spec 5.
+// Role names (docs/decisions/0007-bearer-verification.md).
 const (
 	RoleAdmin = "ROLE_ADMIN"
 	RoleM2M   = "ROLE_M2M"
@@ -32,8 +32,8 @@ func (p *Principal) HasRole(role string) bool {
 	return false
 }
 
-// MockPrincipal is the default user context of mock mode (spec 5.2); the
-// identity values match the reference system's.
+// MockPrincipal is the default user context of mock mode (docs/decisions/0007-bearer-verification.md), with the
+// identity values clients of the compatible system expect.
 func MockPrincipal(kind string, roles []string) *Principal {
 	return &Principal{
 		Kind:       kind,

@@ -28,7 +28,7 @@ type Actor struct {
 	Sub string `json:"sub"`
 }
 
-// issuedClaims are the claims of spec 2.2 plus scopes; field order is the
+// issuedClaims are the claims of an issued token (docs/decisions/0006-tokens-keypairs-clients.md); field order is the
 // wire order.
 type issuedClaims struct {
 	Sub       string   `json:"sub"`
@@ -81,7 +81,7 @@ func NewIssuer(keys *Keys, issuer, audience string, expirySeconds int) *Issuer {
 func (i *Issuer) ExpiresIn() int { return int(i.expiry / time.Second) }
 
 // ClientCredentials signs a machine token for c: sub = client id, roles in
-// both user_roles (spec) and scopes (reference clients), no act.
+// both user_roles and scopes (docs/decisions/0006-tokens-keypairs-clients.md), no act.
 func (i *Issuer) ClientCredentials(c *storage.M2MClient) (string, error) {
 	roles := c.Roles
 	if roles == nil {
@@ -126,7 +126,7 @@ func (i *Issuer) sign(c *issuedClaims) (string, error) {
 
 // InboundClaims are the claims svc reads from a first-party token.
 // user_roles, scopes and act stay raw: their presence decides the
-// principal's kind (iam.md 7.3).
+// principal's kind (docs/decisions/0007-bearer-verification.md).
 type InboundClaims struct {
 	jwt.RegisteredClaims
 	// Raw so a foreign token whose claims have other types still parses

@@ -34,7 +34,7 @@ func (c ChangeLevel) String() string {
 var validChangeLevels = []string{"ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL"}
 
 // ParseChangeLevel maps a wire name to its level; "" is ChangeNone. Names are
-// case-sensitive, as in the reference.
+// case-sensitive (docs/decisions/0012-model-lifecycle-and-validation.md).
 func ParseChangeLevel(s string) (ChangeLevel, error) {
 	for i, n := range changeLevelNames {
 		if n == s {

@@ -12,7 +12,7 @@ import (
 // means doc fits m as is; otherwise widened is a new model (m untouched)
 // that the caller must persist.
 //
-// ChangeNone is strict validation (the reference's rules): unknown fields,
+// ChangeNone is strict validation (docs/decisions/0012-model-lifecycle-and-validation.md): unknown fields,
 // a container where the model has none, or a leaf value whose type is not
 // assignable to the field's types are rejected; array lengths are not
 // checked. Every error found is reported, sorted by path; a type mismatch
@@ -26,7 +26,7 @@ import (
 // ARRAY_LENGTH). The first difference above level, in path order, is a
 // BAD_REQUEST change-level violation; a value of another kind than the slot
 // has (object where the model has a scalar, …) is POLYMORPHIC_SLOT at every
-// level. Unlike the reference, a value the model already admits (13 in a
+// level. Unlike the compatible system, a value the model already admits (13 in a
 // DOUBLE field) is no change at any level.
 func (m *Model) Check(doc []byte, level ChangeLevel, lim Limits) (*Model, error) {
 	if level > ChangeStructural {

@@ -1,12 +1,12 @@
 package infer
 
 // DataType is a primitive type of the SIMPLE_VIEW vocabulary. Its numeric value
-// is the spec's member order (integers, decimals, text, temporal, identifier,
+// is the canonical member order (docs/decisions/0010-schema-inference.md) (integers, decimals, text, temporal, identifier,
 // binary, boolean, NULL last), so a bitset iterated from bit 0 prints
 // polymorphic sets in the required order.
 type DataType uint8
 
-// The DataType values, in spec member order.
+// The DataType values, in canonical member order.
 const (
 	Byte DataType = iota
 	Short

@@ -1,6 +1,6 @@
 // Package infer is the schema inference engine behind entity models: it reads
 // sample JSON documents through a streaming tokenizer, merges what it sees into
-// a cumulative Model, writes and reads that model as SIMPLE_VIEW (spec §4.6),
+// a cumulative Model, writes and reads that model as SIMPLE_VIEW (docs/decisions/0011-simple-view-export-import.md),
 // writes it as a JSON Schema, and checks entities against a locked model under
 // a change level.
 //
@@ -10,8 +10,8 @@
 // buffers. No map[string]any trees are built; a document whose shape the
 // model has seen allocates nothing.
 //
-// Rules follow DECISIONS.md, then spec §4.6, then the reference notes
-// (model-inference.md). Where all three are silent this package decides:
+// The rules are docs/decisions/0010-schema-inference.md and docs/decisions/0011-simple-view-export-import.md; where
+// no other source spoke, this package decided:
 //
 //   - an empty array prints (NULL x 0); a later non-empty array replaces it;
 //   - a field seen null and also as an object or array prints no NULL entry,
@@ -25,8 +25,8 @@
 //     prints as; a name containing "[*]" is rejected (it cannot be read back);
 //   - the root may be an object or an array of objects (each one sample);
 //   - Check with a change level counts a value the model already admits (13
-//     in a DOUBLE field) as no change, where the reference demands TYPE;
-//   - JSON_SCHEMA writes anyOf (not the reference's oneOf), and every
+//     in a DOUBLE field) as no change, where the compatible system demands TYPE;
+//   - JSON_SCHEMA writes anyOf (not the compatible system's oneOf), and every
 //     alternative admits null.
 //
 // A Model is not safe for concurrent mutation; concurrent readers (export,

@@ -348,7 +348,7 @@ func (w *walker) walkArray(a *arrayShape) {
 
 // closeArray folds one array's element classes into its shape. An array of
 // integers only takes the narrowest class holding every element (the
-// integer ruling); elsewhere integers floor at INTEGER.
+// integer rule of docs/decisions/0010-schema-inference.md); elsewhere integers floor at INTEGER.
 func (w *walker) closeArray(a *arrayShape, base int, allInt bool) {
 	el := w.elems[base:]
 	a.grow(len(el))

@@ -16,7 +16,8 @@ import (
 // type is seen, and Check accepts null for every field the model knows, so
 // the schema says the same.
 //
-// Where a slot has several types the reference writes oneOf; svc writes
+// Where a slot has several types the compatible system writes oneOf; svc
+// writes (docs/decisions/0011-simple-view-export-import.md)
 // anyOf, because a date string also matches plain {"type":["string","null"]} and
 // oneOf would then reject exactly the values the model saw.
 func (m *Model) AppendJSONSchema(dst []byte) []byte {

@@ -123,7 +123,7 @@ func TestPropertyExportRoundTripAndSchema(t *testing.T) {
 		for _, locked := range []bool{false, true} {
 			out := m.AppendSimpleViewExport(nil, locked)
 			if err := validateJSON(t, sv, out); err != nil {
-				t.Fatalf("seed %d: export violates the spec schema: %v\n%s", seed, err, out)
+				t.Fatalf("seed %d: export violates the SIMPLE_VIEW schema: %v\n%s", seed, err, out)
 			}
 			back, err := ParseSimpleView(out, Limits{})
 			if err != nil {
@@ -218,7 +218,8 @@ func TestGeneratorCoversTheRules(t *testing.T) {
 	}
 }
 
-// The spec schema is not vacuous: it rejects what §4.6 forbids.
+// The SIMPLE_VIEW schema is not vacuous: it rejects what the format forbids
+// (docs/decisions/0011-simple-view-export-import.md).
 func TestSimpleViewSchemaRejects(t *testing.T) {
 	sv := simpleViewSchema(t)
 	for _, bad := range []string{

@@ -1,8 +1,8 @@
 package infer
 
-// classifyString sniffs the ISO-8601 shapes the reference recognises, in its
+// classifyString sniffs the ISO-8601 shapes of docs/decisions/0010-schema-inference.md, in this
 // order: zoned date-time, local date-time, local date, local time, year-month.
-// All-digit strings stay STRING by ruling (no YEAR sniff), and so do UUIDs,
+// All-digit strings stay STRING (no YEAR sniff), and so do UUIDs,
 // booleans and numbers written as strings.
 func classifyString(s []byte) DataType {
 	n := len(s)

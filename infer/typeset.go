@@ -118,7 +118,7 @@ func (s TypeSet) Union(o TypeSet) TypeSet {
 // from an import that listed INTEGER and LONG together).
 func (s TypeSet) Normalize() TypeSet { return s.Union(0) }
 
-// Types lists the members in spec order.
+// Types lists the members in canonical order.
 func (s TypeSet) Types() []DataType {
 	out := make([]DataType, 0, s.Len())
 	for r := s; r != 0; r &= r - 1 {
@@ -127,7 +127,7 @@ func (s TypeSet) Types() []DataType {
 	return out
 }
 
-// Names lists the member names in spec order; an empty set is ["NULL"], the
+// Names lists the member names in canonical order; an empty set is ["NULL"], the
 // way SIMPLE_VIEW prints "nothing observed yet".
 func (s TypeSet) Names() []string {
 	if s == 0 {

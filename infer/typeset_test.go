@@ -2,8 +2,8 @@ package infer
 
 import "testing"
 
-// The numeric join table of model-inference.md §2.1, plus the BYTE/SHORT/
-// FLOAT edges it recommends.
+// The numeric join table of docs/decisions/0010-schema-inference.md, plus the BYTE/SHORT/FLOAT
+// edges.
 func TestNumericJoinTable(t *testing.T) {
 	I, L, BI, UI, D, BD, UD := Integer, Long, BigInteger, UnboundInteger, Double, BigDecimal, UnboundDecimal
 	table := map[[2]DataType]DataType{

@@ -61,7 +61,7 @@ func TestVectors(t *testing.T) {
 				t.Fatalf("export mismatch\n got: %s\nwant: %s", got, want)
 			}
 			if err := validateJSON(t, sv, got); err != nil {
-				t.Fatalf("export violates the spec 4.6 schema: %v", err)
+				t.Fatalf("export violates the SIMPLE_VIEW schema: %v", err)
 			}
 			back, err := ParseSimpleView(got, Limits{})
 			if err != nil {

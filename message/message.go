@@ -22,7 +22,7 @@ import (
 // MaxBodyBytes bounds a message body; larger is 413.
 const MaxBodyBytes = 10 << 20
 
-// subjectPattern is the contract's subject pattern, enforced (DECISIONS).
+// subjectPattern is the contract's subject pattern, enforced (docs/decisions/0022-audit-and-messages.md).
 var subjectPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,256}$`)
 
 // Header is what the request's headers say about a message.

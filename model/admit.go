@@ -101,7 +101,7 @@ func (s *Service) lockWidening(tenant string, key storage.ModelKey) func() {
 }
 
 // withModelKey adds entityName and entityVersion to infer's errors. The
-// version is a string, as the reference writes it on INCOMPATIBLE_TYPE.
+// version is a string on INCOMPATIBLE_TYPE (docs/decisions/0012-model-lifecycle-and-validation.md).
 func withModelKey(err error, key storage.ModelKey) error {
 	e, ok := apierr.As(err)
 	if !ok {

@@ -13,7 +13,7 @@ import (
 )
 
 // Import creates the model from a sample or merges the sample into the
-// unlocked model, and returns the model id. Check order of the reference:
+// unlocked model, and returns the model id. Check order (docs/decisions/0012-model-lifecycle-and-validation.md):
 // converter, lock state, data format and body. Importing what the model
 // already holds writes nothing.
 func (s *Service) Import(ctx context.Context, tenant string, key storage.ModelKey, dataFormat, converter string, body []byte) (string, error) {

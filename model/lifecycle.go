@@ -82,7 +82,7 @@ func (s *Service) Unlock(ctx context.Context, tenant string, key storage.ModelKe
 }
 
 // Delete removes an unlocked model without entities. A locked model cannot
-// be deleted (checked before the entity count, as the reference does).
+// be deleted; that is checked before the entity count (docs/decisions/0012-model-lifecycle-and-validation.md).
 func (s *Service) Delete(ctx context.Context, tenant string, key storage.ModelKey) (*ActionResult, error) {
 	m, err := s.get(ctx, tenant, key)
 	if err != nil {

@@ -22,14 +22,14 @@ import (
 	"svc/storage"
 )
 
-// States of a model (spec 3).
+// States of a model (docs/decisions/0012-model-lifecycle-and-validation.md).
 const (
 	Locked   = "LOCKED"
 	Unlocked = "UNLOCKED"
 )
 
-// Body limits of the model API (api-surface.md 3.3); over them the request
-// is a 400, not a 413.
+// Body limits of the model API; over them the request is a 400, not a 413
+// (docs/decisions/0012-model-lifecycle-and-validation.md).
 const (
 	MaxBodyBytes       = 10 << 20 // import, validate
 	MaxUniqueKeysBytes = 1 << 20

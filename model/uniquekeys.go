@@ -35,7 +35,7 @@ func UniqueKeysOf(m *storage.Model) ([]UniqueKey, error) {
 }
 
 // SetUniqueKeys replaces the model's whole key set; an empty list clears
-// it. Check order of the reference: body, model, lock state, definition.
+// it. Check order (docs/decisions/0023-unique-keys.md): body, model, lock state, definition.
 func (s *Service) SetUniqueKeys(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*ActionResult, error) {
 	if len(body) > MaxUniqueKeysBytes {
 		return nil, apierr.Newf(apierr.BadRequest, "invalid request body: larger than %d bytes", MaxUniqueKeysBytes)

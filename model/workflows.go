@@ -9,15 +9,15 @@ import (
 	"svc/workflow"
 )
 
-// Workflow import and export (entity-workflow.md §3.1). A model's workflow
+// Workflow import and export (docs/decisions/0016-workflow-definitions.md). A model's workflow
 // set lives in storage.Model.Workflows as the JSON workflow.Import wrote;
 // these operations only load, check and store it, in the caller's tenant.
 
 // workflowChecker validates criteria at import with the predicate language
-// (no model schema: criteria paths are lenient, notes §6.3).
+// (no model schema: criteria paths are lenient, docs/decisions/0017-workflow-engine.md).
 var workflowChecker workflow.ConditionChecker = workflow.NewPredicateCriteria(0)
 
-// ImportWorkflows applies a workflow import body to a model (notes §3.1,
+// ImportWorkflows applies a workflow import body to a model (docs/decisions/0016-workflow-definitions.md,
 // in that order): the checks that need no model (size, strict decode,
 // import mode, schema versions), then the model lookup (404
 // MODEL_NOT_FOUND), validation and the import mode, then the write, retried

@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// XMLToJSON converts an XML sample document to the JSON document the
-// reference system infers from (model-inference.md 1.6):
+// XMLToJSON converts an XML sample document to the JSON document svc infers
+// from (docs/decisions/0010-schema-inference.md):
 //   - the root element's name is dropped; its attributes and children become
 //     the fields of the top-level object; namespace prefixes are dropped;
 //   - attribute values and text-only elements become scalars: a valid JSON

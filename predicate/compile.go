@@ -124,7 +124,7 @@ type metaLeaf struct {
 }
 
 // Compile checks e against a model and compiles it. With a nil Schema every
-// path is accepted and typed AnyType. Errors follow the notes' precedence:
+// path is accepted and typed AnyType. Errors follow the precedence of docs/decisions/0021-search.md:
 // path syntax and unknown paths (INVALID_FIELD_PATH, every unknown path
 // listed), then regular expressions (INVALID_CONDITION), then type
 // soundness (CONDITION_TYPE_MISMATCH, or INVALID_FIELD_PATH for a

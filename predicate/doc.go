@@ -7,12 +7,12 @@
 // (Match, Eval) with no allocation for plain paths, and renders itself as
 // a parameterised PostgreSQL WHERE fragment over a jsonb column (SQL).
 //
-// Semantics are those of search-audit-misc.md §1 and entity-workflow.md §6,
-// with the reference's bugs fixed as DECISIONS.md rules:
+// Semantics are those of docs/decisions/0020-conditions.md, with the
+// compatible system's bugs fixed:
 //
 //   - Q1: group operator NOT works (exactly one child); AND and OR are
 //     case-sensitive; anything else is 400 INVALID_CONDITION.
-//   - unknown or missing operatorType is 400 INVALID_CONDITION (ruling),
+//   - unknown or missing operatorType is 400 INVALID_CONDITION,
 //     NOT_EQUALS is an alias of NOT_EQUAL (real clients).
 //   - Q2: function conditions work: Eval hands them to a FunctionCaller.
 //   - Q3: array conditions work: "values" (alias "value"), path $.x known

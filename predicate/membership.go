@@ -8,7 +8,7 @@ import (
 )
 
 // IN and NOT_IN (value an array) are the current Python client template's
-// set operators (DECISIONS "Real clients"). They are shorthand, not new
+// set operators (docs/decisions/0030-client-compatibility.md). They are shorthand, not new
 // semantics: IN is an OR group of EQUALS, one per element; NOT_IN is
 // NOT_NULL and NOT of that group, so like NOT_EQUAL it skips a null or
 // absent value (NOT_IN [x] is NOT_EQUAL x). Evaluation, PostgreSQL

@@ -53,7 +53,7 @@ func (o Op) String() string {
 }
 
 // opAliases are accepted spellings beyond the canonical names
-// (DECISIONS "Real clients": NOT_EQUALS from the Java template's docs,
+// (docs/decisions/0030-client-compatibility.md: NOT_EQUALS from the Java template's docs,
 // the _OR_EQUAL spellings from the current Python template).
 var opAliases = map[string]Op{"NOT_EQUALS": OpNotEqual,
 	"GREATER_THAN_OR_EQUAL": OpGreaterOrEqual, "LESS_THAN_OR_EQUAL": OpLessOrEqual}

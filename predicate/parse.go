@@ -13,7 +13,7 @@ import (
 // Limits of the condition language.
 const (
 	// MaxDepth is the deepest a node may sit below the root: a leaf wrapped in
-	// 50 nested groups is accepted, 51 are refused (notes §1.1 item 4).
+	// 50 nested groups is accepted, 51 are refused (docs/decisions/0020-conditions.md).
 	MaxDepth = 50
 	// MaxNodes bounds the nodes of one condition, so that a 10 MiB body of
 	// leaves cannot turn into a SQL statement beyond PostgreSQL's 65535
@@ -58,7 +58,8 @@ const (
 	oRange
 )
 
-// operand is a condition value stringified as the notes require: strings
+// operand is a condition value stringified for type-directed comparison
+// (docs/decisions/0020-conditions.md): strings
 // as-is, numbers in their exact lexical form, booleans as true/false.
 type operand struct {
 	kind   operandKind

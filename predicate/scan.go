@@ -8,7 +8,7 @@ import (
 // buger/jsonparser on the evaluation path because it skips string bodies
 // (most of a typical document) with bytes.IndexByte, which is vectorised,
 // instead of a byte-at-a-time state machine: about 3x faster on 1 KB
-// documents (see BENCHMARKS.md). It never allocates and never recurses, and
+// documents (docs/benchmarks-history.md, "Conditions"). It never allocates and never recurses, and
 // on malformed input it reports "absent" rather than guessing. Like
 // jsonparser, the first of duplicate keys wins; stored documents are
 // normalised JSON, which has none.

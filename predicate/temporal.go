@@ -8,8 +8,8 @@ import "time"
 // LOCAL_TIME (HH:mm[:ss[.f]]) > YEAR_MONTH (yyyy-MM) > YEAR (4 to 9 digits).
 // The value is the start of the period as Unix milliseconds (floored, UTC
 // for zone-less forms), or milliseconds of the day for LOCAL_TIME. Comparing
-// period starts this way is what the notes' up- and down-scaling rules
-// amount to: ">= 2024-09-09" against a YEAR stored as "2024" compares
+// period starts this way is what the up- and down-scaling rules of temporal
+// operands (docs/decisions/0020-conditions.md) amount to: ">= 2024-09-09" against a YEAR stored as "2024" compares
 // 2024-01-01 with 2024-09-09 and does not match, as "> 2024" would not.
 func classifyTemporal(s []byte) (DataType, int64, bool) {
 	n := len(s)

@@ -163,7 +163,7 @@ func (f *FieldMap) Paths() []string {
 // Lenient wraps a Schema for workflow criteria, where a path the model does
 // not know is not an error: it is a leaf with no declared type, so
 // comparison and range operators never match there while text and
-// presence operators still work (entity-workflow.md §6.3).
+// presence operators still work (docs/decisions/0020-conditions.md).
 func Lenient(s Schema) Schema { return lenient{s} }
 
 type lenient struct{ s Schema }

@@ -1,5 +1,5 @@
 // Package scheduler is the scan loop of scheduled transitions
-// (entity-workflow.md §4.7): every scan interval it claims the due tasks,
+// (docs/decisions/0018-scheduled-transitions.md): every scan interval it claims the due tasks,
 // oldest first, and fires each on its own goroutine as the system
 // principal. The claim (RedispatchAfter = now + backoff) is what keeps a
 // task from firing twice: a concurrent scanner, on this node or another

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Peak RSS of svc while one request streams a large NDJSON body into
-# PostgreSQL (BENCHMARKS.md, "Bulk import and export").
+# PostgreSQL (docs/benchmarks-history.md, "Bulk import and export"; the row in
+# BENCHMARKS.md).
 #   scripts/bulk-rss.sh [bytes]   (default 1 GiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."

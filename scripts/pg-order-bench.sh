@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs one bench/loadgen scenario against a fresh svc on a fresh PostgreSQL
 # database and prints the rate, latency and the CPU svc and PostgreSQL spent
-# per request (or entity), as BENCHMARKS.md's "Order workload on
+# per request (or entity), as docs/benchmarks-history.md's "Order workload on
 # PostgreSQL" section was measured.
 #
 #   scripts/pg-order-bench.sh SCENARIO [CONCURRENCY] [DURATION]

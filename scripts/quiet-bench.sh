@@ -1,7 +1,8 @@
 #!/bin/bash
 # Repeats bench/loadgen runs against a fresh svc, recording the load average
 # before each run and the load generator's own CPU (/usr/bin/time), as the
-# "Issue 14 rows on a quiet box" table in BENCHMARKS.md was taken.
+# "Issue 14 rows on a quiet box" table in docs/benchmarks-history.md (and the
+# quiet-box rows of BENCHMARKS.md) were taken.
 #
 #   scripts/quiet-bench.sh BACKEND SCENARIO C D RUNS
 #

@@ -390,7 +390,7 @@ func (s *Service) getJob(ctx context.Context, tenant string, id [16]byte) (*stor
 }
 
 // JobStatus returns a job with its expiration: finish + TTL once
-// finished, create + TTL while running (notes §2.5 item 8).
+// finished, create + TTL while running (docs/decisions/0021-search.md).
 func (s *Service) JobStatus(ctx context.Context, tenant string, id [16]byte) (*Status, error) {
 	j, err := s.getJob(ctx, tenant, id)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 	"svc/workflow"
 )
 
-// Limits of direct search (notes §2.1).
+// Limits of direct search (docs/decisions/0021-search.md).
 const (
 	DefaultLimit = 1000
 	MaxLimit     = 10000
@@ -113,7 +113,7 @@ func (s *Service) schema(ctx context.Context, tenant string, key storage.ModelKe
 	return fm, nil
 }
 
-// prepare runs the validation pipeline of notes §1.4 except the limit:
+// prepare runs the validation pipeline of docs/decisions/0021-search.md except the limit:
 // parse, sort grammar, structure, model, paths and types, sort keys.
 func (s *Service) prepare(ctx context.Context, tenant string, key storage.ModelKey, body []byte, sort []string, limit func() error) (*storage.SearchQuery, error) {
 	if len(body) > MaxBodyBytes {

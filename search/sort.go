@@ -21,7 +21,7 @@ var metaSort = map[string]storage.SortField{
 func badSort(msg string) error { return apierr.New("INVALID_FIELD_PATH", msg) }
 
 // parseSort checks the grammar, the cap and duplicates of the sort values
-// (notes §2.2); the schema check comes later (checkSort).
+// (docs/decisions/0021-search.md); the schema check comes later (checkSort).
 func parseSort(raw []string, max int) ([]storage.SortKey, error) {
 	if max <= 0 {
 		max = DefaultMaxSortKeys

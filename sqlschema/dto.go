@@ -39,7 +39,7 @@ type TableConfig struct {
 }
 
 // FieldConfig is FieldConfigDto. hidden and isArray are always written;
-// flatten and arrayFields only for arrays (sql-schema §5.8 #9).
+// flatten and arrayFields only for arrays (docs/decisions/0024-sql-schema.md).
 type FieldConfig struct {
 	FieldName     string        `json:"fieldName"`
 	FieldKey      string        `json:"fieldKey"`

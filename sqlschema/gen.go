@@ -13,12 +13,12 @@ type ModelRef struct {
 	Name    string
 	Version int
 	// UpdatedMs is the model's last update in epoch milliseconds
-	// (modelUpdateDate; sql-schema §5.8 #4).
+	// (modelUpdateDate; docs/decisions/0024-sql-schema.md).
 	UpdatedMs int64
 }
 
-// GenTables generates the table configurations of one model (sql-schema
-// §2): a pure function of the model, sorted by uniformedPath, with legal
+// GenTables generates the table configurations of one model
+// (docs/decisions/0024-sql-schema.md): a pure function of the model, sorted by uniformedPath, with legal
 // table names unique within the result and legal field names unique within
 // each table.
 func GenTables(ref ModelRef, m *infer.Model) []TableConfig {
@@ -50,7 +50,7 @@ func GenTables(ref ModelRef, m *infer.Model) []TableConfig {
 // depth counts the "[*]" levels of a node path.
 func depth(path string) int { return strings.Count(path, "[*]") }
 
-// tableName builds the default name (sql-schema §2.2): base, the node path
+// tableName builds the default name (docs/decisions/0024-sql-schema.md): base, the node path
 // without "$" and "[*]" with '.' as '_', "_<N>d" for a path of N ≥ 2
 // array levels in a row, "_array" for a detached table.
 func tableName(base, path string, detached bool) string {

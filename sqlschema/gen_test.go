@@ -76,7 +76,7 @@ func TestGenTablesNobel(t *testing.T) {
 		"nobel_prize_laureates $.laureates[*] | META index::INDEX:INTEGER[flat index_0:0:INTEGER] firstname:.firstname:DATA:STRING id:.id:DATA:STRING motivation:.motivation:DATA:STRING share:.share:DATA:STRING surname:.surname:DATA:STRING",
 		"nobel_prize_json json | META entity:JSON:SPECIAL:STRING",
 	})
-	// The Cloud example's field set, order aside (sql-schema §5.9 #1).
+	// The Cloud example's field set, order aside (docs/decisions/0024-sql-schema.md).
 	var names []string
 	for _, f := range got[1].Fields {
 		names = append(names, f.FieldName)

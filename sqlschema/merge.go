@@ -1,6 +1,6 @@
 package sqlschema
 
-// MergeTables is updateTables (sql-schema §2.8): the caller's tables of
+// MergeTables is updateTables (docs/decisions/0024-sql-schema.md): the caller's tables of
 // one model merged with the model's fresh tables. Tables match by
 // uniformedPath and keep their name, hidden flag and field order; fields
 // match by (category, key) and keep their name, hidden and flatten flags

@@ -15,7 +15,7 @@ const MaxNameLen = 128
 var validName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,127}$`)
 
 // reserved DATA names collide with SPECIAL, ROOT and INDEX columns; a DATA
-// field named like one gets a leading '_' (sql-schema §2.4).
+// field named like one gets a leading '_' (docs/decisions/0024-sql-schema.md).
 var reserved = map[string]bool{"index": true, "entity_id": true, "point_time": true,
 	"creation_date": true, "last_update_date": true, "state": true, "entity": true}
 

@@ -224,7 +224,7 @@ func newID() string {
 
 // PutDefault is PUT /sql/schema/putDefault/{schemaName}: every model of
 // the tenant that has a schema, genTables each, one schema. UNLOCKED
-// models' tables are saved hidden (sql-schema §5.8 #7).
+// models' tables are saved hidden (docs/decisions/0024-sql-schema.md).
 func (s *Service) PutDefault(ctx context.Context, tenant, name string) (*SchemaConfig, error) {
 	if err := checkSchemaName(name); err != nil {
 		return nil, err

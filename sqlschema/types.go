@@ -3,12 +3,12 @@ package sqlschema
 import "svc/infer"
 
 // temporalRank orders the upscaling chain YEAR→YEAR_MONTH→LOCAL_DATE→
-// LOCAL_DATE_TIME→ZONED_DATE_TIME (sql-schema §2.5).
+// LOCAL_DATE_TIME→ZONED_DATE_TIME (docs/decisions/0024-sql-schema.md).
 var temporalRank = map[infer.DataType]int{
 	infer.Year: 1, infer.YearMonth: 2, infer.LocalDate: 3, infer.LocalDateTime: 4, infer.ZonedDateTime: 5,
 }
 
-// commonType resolves a slot's TypeSet to one dataType (sql-schema §2.5):
+// commonType resolves a slot's TypeSet to one dataType (docs/decisions/0024-sql-schema.md):
 // NULL is ignored (only NULL → STRING); the set's numeric member is already
 // the join of every number seen (DOUBLE with BIG_DECIMAL is
 // UNBOUND_DECIMAL); temporals upscale; UUID with TIME_UUID is UUID;

@@ -6,7 +6,7 @@ import (
 	"svc/infer"
 )
 
-// checkTables validates tables for saving (sql-schema §5.2): legal names,
+// checkTables validates tables for saving (docs/decisions/0024-sql-schema.md): legal names,
 // unique among visible tables and among a table's visible fields, known
 // data types, and every uniformedPath and field key one the model's
 // current tables have (fresh, by model id). The error text names the

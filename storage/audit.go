@@ -24,7 +24,7 @@ const (
 const AuditEventFinish = "STATE_MACHINE_FINISH"
 
 // AuditEvent is one audit record. It is written by Commit in the same
-// transaction as the entity change it records (DECISIONS.md), so a failed
+// transaction as the entity change it records (docs/decisions/0015-transactions.md), so a failed
 // commit leaves none behind.
 type AuditEvent struct {
 	EntityID [16]byte

@@ -42,7 +42,7 @@ type Entity struct {
 }
 
 // Attribution completes User for a revision's change history
-// (api-surface.md 4.5): the kind of the principal the change is attributed
+// (docs/decisions/0014-entities.md): the kind of the principal the change is attributed
 // to, and the principal that executed it (the system for a scheduled fire,
 // which is attributed to the arming user). Revisions written before svc
 // recorded it have none, and the history omits both fields.

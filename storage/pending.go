@@ -2,7 +2,7 @@ package storage
 
 import "context"
 
-// Reading one's own writes (entity-workflow.md §2.5). A request that
+// Reading one's own writes (docs/decisions/0015-transactions.md). A request that
 // joined an open transaction carries it in its context under PendingKey;
 // storage/overlay puts the transaction's buffered writes over what the
 // engine answers.

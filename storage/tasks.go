@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ScheduledTask is an armed scheduled transition (entity-workflow.md §4.7):
+// ScheduledTask is an armed scheduled transition (docs/decisions/0018-scheduled-transitions.md):
 // the transition fires from SourceState at ScheduledTime unless the entity
 // moves on first. Its ID is deterministic per (tenant, entity, state,
 // transition), so re-arming replaces it.

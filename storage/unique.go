@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Unique keys (api-surface.md §7.9): a model may declare composite unique
+// Unique keys (docs/decisions/0023-unique-keys.md): a model may declare composite unique
 // keys; every live entity of the model holds one claim per key whose
 // fields it sets, and no two live entities of one (tenant, model, version)
 // hold the same claim. Engines enforce this in the commit itself (memory

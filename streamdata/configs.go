@@ -70,7 +70,7 @@ type Principal struct {
 	// User names the owner of saved configs (the user name, else the id).
 	User string
 	// UserID and Kind attribute the entity deletes of stream delete in
-	// the change history, as every other write is (api-surface.md 4.5).
+	// the change history, as every other write is (docs/decisions/0014-entities.md).
 	UserID, Kind string
 }
 

@@ -1,5 +1,5 @@
 // Package streamdata serves the platform's stream-data operations
-// (sql-schema-stream-data.md §3–§5): saved definitions over one model read
+// (docs/decisions/0025-stream-data.md): saved definitions over one model read
 // page by page at a pinned point in time, delete of what a definition
 // matches, and the index list and query plan that tell whether a
 // definition is served by an index.
@@ -458,7 +458,7 @@ func (p *condParser) group(op string, conds json.RawMessage, depth int) (*Node, 
 	return n, nil
 }
 
-// rest reads a REST search condition (search-audit-misc.md §1).
+// rest reads a REST search condition (docs/decisions/0020-conditions.md).
 func (p *condParser) rest(m map[string]json.RawMessage, raw json.RawMessage, depth int) (*Node, error) {
 	typ, err := str(m, "type")
 	if err != nil {

@@ -15,7 +15,7 @@ type markKey struct {
 	at     int64
 }
 
-// marks is the bookmark cache of §5.5: per stream, the position after each
+// marks is the bookmark cache of docs/decisions/0025-stream-data.md: per stream, the position after each
 // served page and the (range value, id) of the row there, so the next page
 // continues by keyset instead of skipping rows; page N costs what page 1
 // does. Bounded in streams (oldest evicted) and in marks per stream.

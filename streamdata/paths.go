@@ -55,7 +55,7 @@ func badPath(p, why string) error {
 		apierr.P("path", p))
 }
 
-// resolvePath reads a column path in any of the accepted forms (§5.5):
+// resolvePath reads a column path in any of the accepted forms (docs/decisions/0025-stream-data.md):
 // lifecycle names, JSONPath-like data paths and Cloud's long forms with
 // class hints and value maps. Paths over several entity classes (hops > 1)
 // are refused: JSON models have no typed references.

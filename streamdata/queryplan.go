@@ -12,7 +12,7 @@ import (
 	"svc/storage"
 )
 
-// pnode is one "keys node" of a query plan (§4.3, §5.6).
+// pnode is one "keys node" of a query plan (docs/decisions/0025-stream-data.md).
 type pnode struct {
 	Type        string   `json:"type"`
 	Operator    string   `json:"operator,omitempty"`

@@ -14,7 +14,7 @@ import (
 	"svc/storage"
 )
 
-// Paging limits (§5.5): length ≤ 0 means DefaultPage; larger than MaxPage
+// Paging limits (docs/decisions/0025-stream-data.md): length ≤ 0 means DefaultPage; larger than MaxPage
 // is clamped.
 const (
 	DefaultPage = 100

@@ -1,11 +1,12 @@
 // Package txtoken mints and verifies transaction routing tokens
-// (entity-workflow.md §2.5): a compute member receives one with every
+// (docs/decisions/0015-transactions.md): a compute member receives one with every
 // dispatch made inside a transaction and echoes it on its callbacks to
 // join that transaction. A token is
 //
 //	base64url(JSON {"n":nodeId,"t":txId,"e":unixExpiry}) "." base64url(HMAC-SHA256(secret, JSON))
 //
-// The HMAC covers the claims' JSON bytes, as the reference signs them.
+// The HMAC covers the claims' JSON bytes, the form compute members already
+// handle.
 package txtoken
 
 import (

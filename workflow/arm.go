@@ -15,7 +15,7 @@ type PlannedArm struct {
 
 // HasSchedules reports whether any active workflow of the set declares a
 // scheduled transition. Writes under a set without one do no task I/O
-// (notes §4.7).
+// (docs/decisions/0018-scheduled-transitions.md).
 func (s *Set) HasSchedules() bool {
 	for _, c := range s.workflows {
 		if !c.w.IsActive() {
@@ -33,7 +33,7 @@ func (s *Set) HasSchedules() bool {
 }
 
 // ScheduledTransition is the armable scheduled transition name of state in
-// the workflow that owns state (§4.2b), or nil when there is none: the
+// the workflow that owns state (docs/decisions/0017-workflow-engine.md), or nil when there is none: the
 // scheduler's "transition no longer in the workflow" check.
 func (s *Set) ScheduledTransition(state, name string) *Transition {
 	c := s.byState(state)
@@ -51,7 +51,7 @@ func (s *Set) ScheduledTransition(state, name string) *Transition {
 // Arm resolves the fire time of every transition out.Scheduled lists, for
 // run's entity as it settled: a delayMs schedule from the engine's clock,
 // a function schedule by a synchronous EntityFunctionCalculationRequest
-// (notes §4.7). Dispatch failures are returned as the engine returns them
+// (docs/decisions/0018-scheduled-transitions.md). Dispatch failures are returned as the engine returns them
 // (503 codes pass through); a bad result is 500
 // SCHEDULE_FUNCTION_INVALID_RESULT; either fails the write.
 func (e *Engine) Arm(ctx context.Context, run *Run, out *Outcome) ([]PlannedArm, error) {

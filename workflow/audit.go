@@ -7,7 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// State-machine audit event types (notes §4.8).
+// State-machine audit event types (docs/decisions/0017-workflow-engine.md).
 const (
 	EventStateMachineStart          = "STATE_MACHINE_START"
 	EventStateMachineFinish         = "STATE_MACHINE_FINISH"
@@ -90,7 +90,7 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // TransitionAborted is the event recorded when an update is refused for a
-// stale If-Match after the engine's entry events (notes §2.3). transition
+// stale If-Match after the engine's entry events (docs/decisions/0015-transactions.md). transition
 // is the requested name, or "" for a loopback.
 func TransitionAborted(entityID, state, transactionID, transition, expectedTxID, actualTxID string, at time.Time) Event {
 	if transition == "" {

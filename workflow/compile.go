@@ -189,7 +189,7 @@ func timeoutOf(ms int64) time.Duration {
 func (s *Set) Len() int { return len(s.workflows) }
 
 // byState is the first active workflow that declares state, or the default
-// workflow when nothing is stored (notes §4.2b).
+// workflow when nothing is stored (docs/decisions/0017-workflow-engine.md).
 func (s *Set) byState(state string) *compiled {
 	if len(s.workflows) == 0 {
 		return s.def

@@ -13,7 +13,7 @@ import (
 // PredicateCriteria is the CriteriaEvaluator and ConditionChecker of the
 // service: criteria are conditions of the predicate language, compiled
 // without a model schema (a workflow criterion may name paths the model
-// does not know yet, notes §6.3) and kept compiled, keyed by their bytes,
+// does not know yet, docs/decisions/0020-conditions.md) and kept compiled, keyed by their bytes,
 // so an entity write does not re-parse its workflow's criteria. Safe for
 // concurrent use.
 type PredicateCriteria struct {

@@ -52,8 +52,8 @@ type Processor struct {
 	Name          string          `json:"name"`
 	ExecutionMode string          `json:"executionMode,omitempty"`
 	Annotations   json.RawMessage `json:"annotations,omitempty"`
-	// StartNewTxOnDispatch is accepted beside config too (where the help and
-	// OpenAPI of the reference put it); import moves it into Config.
+	// StartNewTxOnDispatch is accepted beside config too (where some client
+	// documentation puts it); import moves it into Config (docs/decisions/0016-workflow-definitions.md).
 	StartNewTxOnDispatch *bool           `json:"startNewTxOnDispatch,omitempty"`
 	Config               ProcessorConfig `json:"config"`
 }

@@ -32,7 +32,7 @@
 //     another's transaction), so the engine's own effects are all a
 //     savepoint has to undo; Run.Savepoints lets a caller that does hold
 //     more (a joined transaction) roll that back in the same step.
-//   - COMMIT_BEFORE_DISPATCH segments the write (notes §4.5): the
+//   - COMMIT_BEFORE_DISPATCH segments the write (docs/decisions/0017-workflow-engine.md): the
 //     Run.Segmenter commits the buffer so far, with the entity in its
 //     pre-callout state (TX_pre, a compare-and-set against what the
 //     caller read, 412 under If-Match); the member is called with no

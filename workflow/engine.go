@@ -87,7 +87,7 @@ type Outcome struct {
 }
 
 // Create runs a new entity: select a workflow by criterion, enter its
-// initial state and cascade (notes §4.1 Execute).
+// initial state and cascade (docs/decisions/0017-workflow-engine.md, entry points).
 func (e *Engine) Create(ctx context.Context, set *Set, run *Run) (*Outcome, error) {
 	x := e.newExec(run)
 	run.Entity.Meta.State = ""
@@ -105,7 +105,7 @@ func (e *Engine) Create(ctx context.Context, set *Set, run *Run) (*Outcome, erro
 }
 
 // Transition fires the named transition on an existing entity, then
-// cascades (notes §4.1 ManualTransition).
+// cascades (docs/decisions/0017-workflow-engine.md, entry points).
 func (e *Engine) Transition(ctx context.Context, set *Set, run *Run, name string) (*Outcome, error) {
 	x := e.newExec(run)
 	x.event(EventStateMachineStart, "State machine started", nil)
@@ -125,7 +125,7 @@ func (e *Engine) Transition(ctx context.Context, set *Set, run *Run, name string
 }
 
 // Loopback re-runs the automated transitions of an existing entity's state
-// after an update without a transition (notes §4.1 Loopback).
+// after an update without a transition (docs/decisions/0017-workflow-engine.md, entry points).
 func (e *Engine) Loopback(ctx context.Context, set *Set, run *Run) (*Outcome, error) {
 	x := e.newExec(run)
 	x.event(EventStateMachineStart, "State machine started", nil)
@@ -194,8 +194,7 @@ func (x *exec) found(wf *compiled, details string) {
 
 // use runs wf without an event: a manual transition's workflow is the one
 // holding the entity's state, looked up rather than selected, and the
-// notes list no WORKFLOW_FOUND for it (search-audit-misc.md §4,
-// entity-workflow.md §4.2b).
+// audit trail has no WORKFLOW_FOUND for it (docs/decisions/0017-workflow-engine.md).
 func (x *exec) use(wf *compiled) {
 	x.wf = wf
 	x.out.Workflow = wf.w.Name
@@ -227,7 +226,7 @@ func (x *exec) maxVisits() int {
 	return x.e.MaxStateVisits
 }
 
-// selectWorkflow picks the workflow of a new entity (notes §4.2a).
+// selectWorkflow picks the workflow of a new entity (docs/decisions/0017-workflow-engine.md, selection).
 func (x *exec) selectWorkflow(ctx context.Context, set *Set) (*compiled, error) {
 	if len(set.workflows) == 0 {
 		x.substituted("no_workflows_imported")
@@ -269,7 +268,7 @@ func (x *exec) substituted(reason string) {
 	x.log().Warn("default workflow substituted", "reason", reason, "entityId", x.run.Entity.Meta.ID)
 }
 
-// attempt fires a transition by name (notes §4.3).
+// attempt fires a transition by name (docs/decisions/0017-workflow-engine.md, named transitions).
 func (x *exec) attempt(ctx context.Context, name string) error {
 	state := x.run.Entity.Meta.State
 	var t *ctransition
@@ -329,7 +328,8 @@ func (x *exec) notMatched(t *ctransition, reason string) {
 			str("criterion", what).str("reason", r).done())
 }
 
-// cascade fires automated transitions until the state is stable (§4.4).
+// cascade fires automated transitions until the state is stable (docs/decisions/0017-workflow-engine.md,
+// cascade).
 func (x *exec) cascade(ctx context.Context) error {
 	var visits visitCounter
 	limit := x.maxVisits()

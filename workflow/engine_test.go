@@ -104,7 +104,7 @@ func TestDefaultWorkflowLifecycle(t *testing.T) {
 	if out, err = e.Transition(ctx, set, r, "UPDATE"); err != nil || out.State != "CREATED" {
 		t.Fatalf("UPDATE: %v %+v", err, out)
 	}
-	// A manual transition records what the notes list: no WORKFLOW_FOUND
+	// A manual transition records no WORKFLOW_FOUND (docs/decisions/0017-workflow-engine.md)
 	// (the workflow is the one holding the state, not a selection).
 	if got := eventTypes(out); got != "STATE_MACHINE_START TRANSITION_MAKE STATE_MACHINE_FINISH" || out.Workflow != "default" {
 		t.Fatalf("manual transition events %s (workflow %q)", got, out.Workflow)

@@ -51,7 +51,7 @@ func MemberDisconnected(what string) error {
 }
 
 // classified reports whether err already carries a catalogue code, which
-// the engine passes through unchanged (notes §4.6 step 1).
+// the engine passes through unchanged (docs/decisions/0017-workflow-engine.md, error mapping).
 func classified(err error) bool {
 	e, ok := apierr.As(err)
 	return ok && e.Code != CodeWorkflowFailed

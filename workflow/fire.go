@@ -19,7 +19,7 @@ const (
 	Gone
 )
 
-// FireScheduled fires a due scheduled transition (notes §4.7 "Fire", the
+// FireScheduled fires a due scheduled transition (docs/decisions/0018-scheduled-transitions.md, firing: the
 // steps after the scheduler's task and lateness checks). There is no
 // STATE_MACHINE_START/FINISH on this path. An error (criterion evaluation,
 // processor) means: roll back and leave the task for a later retry.
@@ -86,7 +86,7 @@ const (
 )
 
 // CheckLateness applies the late-fire rule with lateness = now −
-// scheduledTime (notes §4.7 step 7).
+// scheduledTime (docs/decisions/0018-scheduled-transitions.md).
 func CheckLateness(scheduled, now time.Time, timeoutMs *int64, grace time.Duration) Expiry {
 	if timeoutMs == nil {
 		return FireNow
@@ -104,8 +104,7 @@ func CheckLateness(scheduled, now time.Time, timeoutMs *int64, grace time.Durati
 
 // ScheduledEvent builds the ARM, CANCEL and EXPIRE audit events of the
 // scheduler's reconcile. scheduledTime is set on ARM only, in the form the
-// task stores it (the notes' scheduled_time): Unix milliseconds, a JSON
-// number, as the reference's ARM event carries it. state is the entity's
+// task stores it: Unix milliseconds, a JSON number (docs/decisions/0018-scheduled-transitions.md). state is the entity's
 // state the event is about: the settled one for ARM and EXPIRE, the
 // cancelled task's source state for CANCEL.
 func ScheduledEvent(typ, entityID, state, transactionID, transition, sourceState string, scheduledTime, at time.Time) Event {

@@ -29,7 +29,7 @@ type Summary struct {
 	Desc string `json:"desc,omitempty"`
 }
 
-// Log writes the import's log lines (notes §3.8): INFO "workflow import
+// Log writes the import's log lines (docs/decisions/0016-workflow-definitions.md): INFO "workflow import
 // applied", or WARN when the result holds no workflows, and a WARN when
 // allowCycles skipped the loop check.
 func (r *ImportResult) Log(log *slog.Logger, attrs ...any) {
@@ -57,7 +57,8 @@ func summarize(ws []Workflow) []Summary {
 }
 
 // Import validates req (which ParseImport produced) and applies it to a
-// model's stored workflow set, notes §3.1 steps 6-10. stored is the model's
+// model's stored workflow set (docs/decisions/0016-workflow-definitions.md, order of checks from the empty-import
+// check on). stored is the model's
 // current Workflows bytes (nil for none).
 func Import(stored []byte, req *ImportRequest, cc ConditionChecker) (*ImportResult, error) {
 	if err := req.Validate(cc); err != nil {
@@ -82,8 +83,8 @@ func Import(stored []byte, req *ImportRequest, cc ConditionChecker) (*ImportResu
 		StoredCount: len(merged), CyclesAllowed: req.AllowCycles, Summaries: summarize(req.Workflows)}, nil
 }
 
-// ApplyMode combines the stored workflows with the incoming ones (notes
-// §3.8). It never forces `active`; it returns a new slice.
+// ApplyMode combines the stored workflows with the incoming ones (docs/decisions/0016-workflow-definitions.md,
+// modes). It never forces `active`; it returns a new slice.
 //   - MERGE: stored order kept, same-named workflows replaced in place, new
 //     names appended.
 //   - REPLACE: the incoming set only, in request order.
@@ -130,8 +131,8 @@ func names(ws []Workflow) map[string]bool {
 	return m
 }
 
-// checkMerged runs the checks that look at the merged result (notes §3.1
-// step 10): definite loops unless allowed, and startNewTxOnDispatch only
+// checkMerged runs the checks that look at the merged result (docs/decisions/0016-workflow-definitions.md, the
+// last check): definite loops unless allowed, and startNewTxOnDispatch only
 // with COMMIT_BEFORE_DISPATCH.
 func checkMerged(ws []Workflow, allowCycles bool) error {
 	for i := range ws {

@@ -10,8 +10,8 @@ import (
 	"svc/platform/apierr"
 )
 
-// ParseImport runs the checks of an import that need no model (notes §3.1
-// steps 1-4, in that order): body size, strict decode, trailing data, the
+// ParseImport runs the checks of an import that need no model (docs/decisions/0016-workflow-definitions.md, the
+// first checks, in that order): body size, strict decode, trailing data, the
 // import mode and every workflow's schema version. The handler looks the
 // model up after this, so a bad version answers 400 even for an unknown
 // model.

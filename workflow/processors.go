@@ -7,7 +7,7 @@ import (
 	"svc/platform/apierr"
 )
 
-// runProcessors runs a transition's pipeline (notes §4.5). Processors run
+// runProcessors runs a transition's pipeline (docs/decisions/0017-workflow-engine.md). Processors run
 // in order, each on the data the previous one left.
 func (x *exec) runProcessors(ctx context.Context, t *ctransition) error {
 	if len(t.procs) == 0 {
@@ -101,7 +101,7 @@ func (x *exec) rollbackTo(m savepointMark) {
 	x.run.Entity.Meta.State, x.run.Entity.Data = m.state, m.data
 }
 
-// runSegmented runs a COMMIT_BEFORE_DISPATCH processor (notes §4.5): the
+// runSegmented runs a COMMIT_BEFORE_DISPATCH processor (docs/decisions/0017-workflow-engine.md): the
 // Segmenter commits the entity as it is now, with the events recorded so
 // far, in the transaction the run has been writing (TX_pre); the member is
 // called with no transaction open; its result is applied to the entity,

@@ -81,7 +81,7 @@ func invalidResult(function, format string, a ...any) error {
 }
 
 // ResolveFunctionArming turns a schedule function's result into an arming
-// (notes §4.7): exactly one of fireAt (epoch ms) or fireAfterMs (from
+// (docs/decisions/0018-scheduled-transitions.md): exactly one of fireAt (epoch ms) or fireAfterMs (from
 // armedAt), at most one of expireAt or expireAfterMs (from the fire time).
 // A past fireAt is due at once. Anything else is 500
 // SCHEDULE_FUNCTION_INVALID_RESULT.

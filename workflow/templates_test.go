@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestClientTemplateWorkflowShims (client-templates.md 8, P2 shims 1-3):
+// TestClientTemplateWorkflowShims (docs/decisions/0030-client-compatibility.md, docs/decisions/0016-workflow-definitions.md):
 // workflow files as the client templates write them import: version
 // "1.0" (JT-P, MCP) and "1.5" with the 0.9 fields config.idempotent and
 // schedule.function.retryPolicy (JT-C), every retryPolicy alias of the

@@ -29,8 +29,8 @@ var validExecutionModes = map[string]bool{
 	"": true, ModeSync: true, ModeAsyncSameTx: true, ModeAsyncNewTx: true, ModeCommitBeforeDispatch: true,
 }
 
-// Validate checks the incoming workflows (notes §3.1 steps 6-8): an empty
-// REPLACE or ACTIVATE, the structural rules of §3.7 and the annotation
+// Validate checks the incoming workflows (docs/decisions/0016-workflow-definitions.md): an empty
+// REPLACE or ACTIVATE, the structural rules and the annotation
 // rules. It applies import defaults (active, attachEntity) and compacts
 // annotations in place. Stored workflows are not re-validated here.
 func (r *ImportRequest) Validate(cc ConditionChecker) error {

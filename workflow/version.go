@@ -8,10 +8,10 @@ import (
 	"svc/platform/apierr"
 )
 
-// Schema versions. The reference accepts 1.1 to 1.3; svc also accepts 1.0
-// (read as 1.1) and 1.4/1.5 so the public client templates import unchanged
-// (DECISIONS.md, "Real clients"). Export stamps CurrentVersion, the
-// reference's current version, so exports stay byte-compatible with it.
+// Schema versions (docs/decisions/0016-workflow-definitions.md). The compatible system accepts 1.1 to 1.3;
+// svc also accepts 1.0 (read as 1.1) and 1.4/1.5 so the public client
+// templates import unchanged. Export stamps CurrentVersion, the compatible
+// system's current version, so exports stay byte-compatible with it.
 const (
 	CurrentVersion  = "1.3"
 	SupportedMajor  = 1

@@ -1,5 +1,5 @@
 // Package peer is the authenticated internal route between svc nodes
-// (ops-cluster-storage.md §6.3 use 3): compute dispatch forwarding and the
+// (docs/decisions/0026-cluster.md, internal route): compute dispatch forwarding and the
 // scheduler's fire hand-off travel over it. Only a node holding the shared
 // SVC_HMAC_SECRET can make a call another node acts on:
 //

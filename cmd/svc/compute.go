@@ -48,7 +48,7 @@ func startCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, log *slog.
 // computeConfig reads the compute settings of svc's configuration, loading
 // the TLS key pair when SVC_TLS_CERT_FILE and SVC_TLS_KEY_FILE are set.
 // SVC_DISPATCH_WAIT_TIMEOUT applies only in cluster mode: a single node
-// answers at once, as the reference does.
+// answers at once (docs/decisions/0019-compute-members.md).
 func computeConfig(c *config.Config) (compute.Config, error) {
 	cfg := compute.Config{
 		KeepaliveInterval: time.Duration(c.KeepaliveInterval) * time.Second,

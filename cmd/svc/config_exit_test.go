@@ -14,7 +14,7 @@ import (
 
 // TestConfigErrorsExit1 runs the real binary with bad configurations: each
 // must refuse to start with exit code 1 and exactly one line on stderr
-// naming the variable (DECISIONS, Identity), with no stack trace and nothing
+// naming the variable (docs/decisions/0002-configuration.md), with no stack trace and nothing
 // on stdout.
 func TestConfigErrorsExit1(t *testing.T) {
 	if testing.Short() {

@@ -20,7 +20,7 @@ import (
 // txTokens is the signer of transaction routing tokens: in cluster mode
 // keyed with SVC_HMAC_SECRET and stamped with SVC_NODE_ID, so any node
 // verifies any node's token and finds its owner; on a single node a
-// secret of this process alone (entity-workflow.md §2.5).
+// secret of this process alone (docs/decisions/0015-transactions.md).
 func txTokens(cfg *config.Config) (*txtoken.Signer, error) {
 	if !cfg.ClusterEnabled {
 		return txtoken.NewRandom(cfg.NodeID, cfg.TxTokenTTL)
@@ -33,7 +33,7 @@ func txTokens(cfg *config.Config) (*txtoken.Signer, error) {
 }
 
 // crossNode is compute dispatch across nodes and transaction routing
-// (ops-cluster-storage.md §6.4, §6.5); nil with clustering off, when none
+// (docs/decisions/0026-cluster.md); nil with clustering off, when none
 // of it exists.
 type crossNode struct {
 	cl     cluster.Cluster

@@ -79,7 +79,7 @@ func (m *jwtMode) Close() {
 }
 
 // printKeyWarnings is the banner's warning for signing keys in their final
-// 30 days (spec 2.5).
+// 30 days (docs/decisions/0006-tokens-keypairs-clients.md, docs/decisions/0028-listeners-and-operations.md).
 func (m *jwtMode) printKeyWarnings(w io.Writer, now time.Time) {
 	if m == nil {
 		return

@@ -22,8 +22,8 @@ import (
 )
 
 // TestServeKeepAliveVariables: the real binary honours
-// SVC_KEEPALIVE_INTERVAL and SVC_KEEPALIVE_TIMEOUT (the reference parses
-// and ignores them). With 1 s and 2 s a silent member is pinged, then
+// SVC_KEEPALIVE_INTERVAL and SVC_KEEPALIVE_TIMEOUT (docs/decisions/0019-compute-members.md; the compatible
+// system parses and ignores them). With 1 s and 2 s a silent member is pinged, then
 // evicted with DeadlineExceeded between the timeout and timeout+interval,
 // and a processor routed to its tag answers 503 NO_COMPUTE_MEMBER_FOR_TAG;
 // a member that acks stays connected and keeps serving.

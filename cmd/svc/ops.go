@@ -72,7 +72,7 @@ func health() int {
 
 // initTemplate is the file `svc init` writes: the commented template with
 // the SQLite backend selected (a newcomer's data then survives restarts,
-// as with the reference's init) and the resolved default file shown.
+// docs/decisions/0002-configuration.md) and the resolved default file shown.
 func initTemplate() string {
 	t := config.Template()
 	t = strings.Replace(t, "# SVC_STORAGE_BACKEND=memory\n", "SVC_STORAGE_BACKEND=sqlite\n", 1)

@@ -81,7 +81,7 @@ func serve() int {
 	// listens (below), before the first request.
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log}
 	// Routing tokens: the cluster secret in cluster mode, a secret of
-	// this process alone on a single node (entity-workflow.md §2.5).
+	// this process alone on a single node (docs/decisions/0015-transactions.md).
 	tokens, err := txTokens(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)

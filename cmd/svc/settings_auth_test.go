@@ -142,7 +142,7 @@ func TestAuthSettingsShapeTokensAndKeys(t *testing.T) {
 // TestBootstrapAudienceHumanSignsNoMachineTokens: with
 // SVC_JWT_BOOTSTRAP_AUDIENCE=human the bootstrap key is a human-audience
 // key, and with no client-audience key the token endpoint cannot sign a
-// machine token: 500 server_error (iam.md §2.2), where the default
+// machine token: 500 server_error (docs/decisions/0006-tokens-keypairs-clients.md), where the default
 // (client) issues one.
 func TestBootstrapAudienceHumanSignsNoMachineTokens(t *testing.T) {
 	p := startJWTProc(t, jwtEnv(t, "default-tenant", "SVC_JWT_BOOTSTRAP_AUDIENCE=human"))

@@ -29,7 +29,7 @@ import (
 )
 
 // The CRUD RPCs. Requests are routed by CloudEvent type, not by RPC
-// (DECISIONS: real clients): an entity type is served on any of the four
+// (docs/decisions/0019-compute-members.md): an entity type is served on any of the four
 // entity RPCs, a type that answers with several events only on the two
 // streaming ones, and model types on entityModelManage.
 const (
@@ -152,7 +152,7 @@ func (s *Server) authorize(ctx context.Context) (*iam.Principal, error) {
 var errJoinUnsupported = status.Error(codes.Unimplemented,
 	"joining a transaction (tx-token metadata) is not supported by this server; send the request without tx-token")
 
-// Joiner is the entity service's transaction joining (§2.5);
+// Joiner is the entity service's transaction joining (docs/decisions/0015-transactions.md);
 // *entity.Service satisfies it.
 type Joiner interface {
 	JoinTx(tenant, token string) (*entity.OpenTx, error)
@@ -321,7 +321,7 @@ func (c *crudCall) failed(err error) wire.Base {
 	return wire.Base{ID: c.id, Error: c.s.apiError(err)}
 }
 
-// apiError is a domain failure as the CRUD responses carry it (§5.9):
+// apiError is a domain failure as the CRUD responses carry it (docs/decisions/0019-compute-members.md):
 // code CLIENT_ERROR or SERVER_ERROR, the catalogue code as the message
 // prefix. A 5xx catalogue error keeps its client-facing message, as the
 // HTTP problem detail does; an internal error shows only a ticket, and its

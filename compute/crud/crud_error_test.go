@@ -12,7 +12,7 @@ import (
 	"svc/storage"
 )
 
-// TestAPIErrorShapes: the §5.9 error object of every kind of failure, as
+// TestAPIErrorShapes: the in-band error object (docs/decisions/0019-compute-members.md) of every kind of failure, as
 // classified by the HTTP API's status table.
 func TestAPIErrorShapes(t *testing.T) {
 	s := New(Services{ErrorStatus: fast.ErrorStatus}, testTokens, slog.New(slog.DiscardHandler))

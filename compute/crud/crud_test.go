@@ -52,7 +52,7 @@ func (e *crudEnv) create(token, name string, data obj) (string, string) {
 	return r.TransactionInfo.EntityIDs[0], r.TransactionInfo.TransactionID
 }
 
-// wantClientError asserts a §5.9 domain failure: success false, code
+// wantClientError asserts an in-band domain failure (docs/decisions/0019-compute-members.md): success false, code
 // CLIENT_ERROR, message "<CODE>: <detail>".
 func wantClientError(t *testing.T, b wire.Base, code string) {
 	t.Helper()

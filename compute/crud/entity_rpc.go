@@ -12,7 +12,7 @@ import (
 )
 
 // oneTransaction is the window that keeps a create in a single
-// transaction: the gRPC creates never chunk (§5.9).
+// transaction: the gRPC creates never chunk (docs/decisions/0019-compute-members.md).
 const oneTransaction = 1 << 30
 
 // entityHandlers serve the entity and search types; the read types are in
@@ -153,7 +153,7 @@ func (c *crudCall) update() error {
 }
 
 // updateCollection serves EntityUpdateCollectionRequest with one
-// transaction per item, as the reference does, reporting the last
+// transaction per item (docs/decisions/0019-compute-members.md), reporting the last
 // transaction. The first failing item ends the request; the items before
 // it stay committed.
 func (c *crudCall) updateCollection() error {

@@ -8,8 +8,7 @@ import (
 	"svc/compute/wire"
 )
 
-// TestJavaTemplateReadBack (client-templates.md 1.5 and 11 item 6; P2
-// shims 5-7): the Cloud-era Java template writes over entityManage, reads
+// TestJavaTemplateReadBack (docs/decisions/0030-client-compatibility.md, docs/decisions/0014-entities.md): the Cloud-era Java template writes over entityManage, reads
 // the change history, picks the entry of its transaction and re-reads the
 // entity at that entry's timeOfChange truncated to milliseconds (a
 // java.util.Date, written with a +00:00 offset), with EntityGetRequest on
@@ -23,7 +22,7 @@ func TestJavaTemplateReadBack(t *testing.T) {
 			e.lockedModel(e.tokA, "part")
 			id, tx1 := e.create(e.tokA, "part", obj{"name": "bolt", "price": 1.5, "qty": 10, "tags": []string{"m"}})
 			// Two revisions in one millisecond are one instant to a
-			// millisecond reader (DECISIONS); the template's writes are
+			// millisecond reader (docs/decisions/0014-entities.md); the template's writes are
 			// round trips apart.
 			time.Sleep(2 * time.Millisecond)
 			var up wire.TransactionResponse
@@ -75,8 +74,7 @@ func TestJavaTemplateReadBack(t *testing.T) {
 	}
 }
 
-// TestJavaTemplateCollectionParams (client-templates.md 8, P1 rows 15
-// and 16): the Java templates send transactionWindow and
+// TestJavaTemplateCollectionParams (docs/decisions/0030-client-compatibility.md): the Java templates send transactionWindow and
 // transactionTimeoutMs on collection creates and updates (and null
 // transitions in updates); they are accepted and every item is written.
 // A single EntityUpdateRequest with "transition": null is a loopback.

@@ -55,7 +55,7 @@ func (c *crudCall) get() error {
 // getAll serves EntityGetAllRequest: one page of a model's entities, one
 // event each. Pages count from 0 on entitySearchCollection and from 1 on
 // entityManageCollection, where the Cloud-era client sends it
-// (DECISIONS: real clients).
+// (docs/decisions/0019-compute-members.md).
 func (c *crudCall) getAll() error {
 	key, err := c.modelKey(c.req.Model)
 	if err != nil {

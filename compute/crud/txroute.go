@@ -27,7 +27,7 @@ import (
 )
 
 // TxRouter is the gRPC side of transaction routing
-// (ops-cluster-storage.md §6.5): a CRUD call carrying tx-token metadata
+// (docs/decisions/0026-cluster.md): a CRUD call carrying tx-token metadata
 // for a transaction another node owns is proxied to that node's gRPC
 // listener, where it joins the transaction. Only the four entity RPCs
 // honour tx-token, so only they are routed. A token that does not verify

@@ -139,7 +139,7 @@ var errRefetchLimited = errors.New("federation: JWKS refetch rate limited")
 // drop forgets every cached key of uri, so the next lookup fetches what
 // the provider publishes now. Invalidation calls it: a provider trusted
 // again must not answer from keys it may have stopped publishing while it
-// was out (iam.md 6.5: invalidate removes the key source).
+// was out (docs/decisions/0008-oidc-providers.md: invalidation drops the provider's cached keys).
 func (c *jwksCache) drop(uri string) {
 	c.kidsMu.Lock()
 	defer c.kidsMu.Unlock()

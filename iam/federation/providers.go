@@ -382,7 +382,7 @@ func (p *Providers) Reactivate(ctx context.Context, tenant, id string, reactivat
 		return ProviderView{}, p.mapErr(err, "reactivating")
 	}
 	if !wasInactive {
-		// Already active: no change (iam.md 6.5).
+		// Already active: no change (docs/decisions/0008-oidc-providers.md).
 		return providerView(rec), nil
 	}
 	p.forget(id)

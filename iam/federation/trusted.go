@@ -149,7 +149,7 @@ func (t *TrustedKeys) Register(ctx context.Context, tenant string, r *TrustedKey
 		return TrustedKeyView{}, badRequest("jwk is required")
 	}
 	if r.KeyID == "" {
-		// The spec's payload is a JWK with an optional validTo: its kid
+		// A bare payload is a JWK with an optional validTo (docs/decisions/0009-trusted-keys.md): its kid
 		// names the key when keyId is left out.
 		var k struct {
 			Kid string `json:"kid"`

@@ -130,7 +130,7 @@ func TestTrustedRegisterRules(t *testing.T) {
 	if _, err := tk.Register(bg, "A", bad); code(err) != "BAD_REQUEST" {
 		t.Fatalf("negative grace: %v", err)
 	}
-	// Spec shape: just a JWK (its kid names the key).
+	// Bare shape: just a JWK (its kid names the key).
 	tk2 := newTrusted(t, nil)
 	if v, err := tk2.Register(bg, "A", &TrustedKeyRegistration{JWK: json.RawMessage(jwkJSON("only-jwk", &testKey(t, 0).PublicKey))}); err != nil || v.KeyID != "only-jwk" {
 		t.Fatalf("jwk-only registration: %+v %v", v, err)

@@ -1,4 +1,4 @@
--- Unique keys (api-surface.md §7.9): one row per unique-key value a live
+-- Unique keys (docs/decisions/0023-unique-keys.md): one row per unique-key value a live
 -- entity holds. The primary key is the uniqueness structure itself: a
 -- commit inserts its claims in the same transaction as its entities, so
 -- of two concurrent writers of one value the second waits for the first

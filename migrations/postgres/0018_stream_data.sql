@@ -1,4 +1,4 @@
--- Stream data (sql-schema-stream-data.md §5.1, issue 18).
+-- Stream data (docs/decisions/0025-stream-data.md, issue 18).
 --
 -- stream_data_configs keeps each saved definition; def is the submitted
 -- streamDataDef as bytes (not jsonb, which would reorder the Joda-bean

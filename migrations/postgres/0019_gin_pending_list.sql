@@ -10,7 +10,7 @@
 -- write (storage/postgres/gincleaner.go), so inserts only append to it.
 -- This limit is the fallback for when that cleaner cannot keep up or may
 -- not run (a role that does not own the index): a merge an insert still
--- has to do is at most 1 MB. Measured alternatives (BENCHMARKS.md):
+-- has to do is at most 1 MB. Measured alternatives (docs/benchmarks-history.md):
 -- fastupdate off costs each create ~25 % more PostgreSQL CPU; a 64 kB list
 -- costs collection ingest ~20 % more, since every 1,000-document COPY
 -- then merges inline.

@@ -49,7 +49,7 @@ func As(err error) (*Error, bool) {
 	return e, ok
 }
 
-// Common codes of the catalogue (api-surface.md §5) used across packages.
+// Common codes of the catalogue (docs/decisions/0004-error-envelope.md) used across packages.
 const (
 	BadRequest          = "BAD_REQUEST"
 	NotFound            = "NOT_FOUND"

@@ -1,5 +1,5 @@
 // Package config holds svc's configuration: one typed struct, loaded once at
-// start from the environment and .env files (spec 8.1), then validated.
+// start from the environment and .env files (docs/decisions/0002-configuration.md), then validated.
 package config
 
 import "time"

@@ -35,7 +35,7 @@ func TestCORSMode(t *testing.T) {
 	}
 }
 
-// TestCORSAllowlist runs every allowlist rule of the ops notes (5.1). ok
+// TestCORSAllowlist runs every allowlist rule of docs/decisions/0028-listeners-and-operations.md. ok
 // cases must load; the others must fail naming SVC_CORS_ALLOWED_ORIGINS.
 func TestCORSAllowlist(t *testing.T) {
 	cases := []struct {

@@ -24,7 +24,7 @@ func (c *Config) normalize(explicit map[string]bool) error {
 	if c.SchemaSavepointInterval < 1 {
 		c.SchemaSavepointInterval = 64
 	}
-	// The reference folds an append-only log of schema deltas into a
+	// The compatible system folds an append-only log of schema deltas into a
 	// savepoint row every N deltas; svc stores each model's schema whole
 	// (one optimistic write per widening), so there is no log for the
 	// interval to act on. A value that asks for different behaviour is

@@ -131,18 +131,18 @@ func Vars(c *Config) []Var {
 		dur(&c.HTTPWriteTimeout, "SVC_HTTP_WRITE_TIMEOUT", "http", "0s", "time from the end of request headers to the end of the response; 0 disables"),
 		str(&c.LogLevel, "SVC_LOG_LEVEL", "http", "info", "debug, info, warn or error"),
 		str(&c.ErrorResponseMode, "SVC_ERROR_RESPONSE_MODE", "http", "sanitized", "sanitized (5xx carry a generic detail and a ticket) or verbose (internal detail; development only)"),
-		dur(&c.ModelCacheLease, "SVC_MODEL_CACHE_LEASE", "http", "5m", "model cache lease; expiry jittered by 10 percent"),
+		dur(&c.ModelCacheLease, "SVC_MODEL_CACHE_LEASE", "http", "5m", "model cache lease: a decoded schema is decoded again after it (jittered by 10 percent; never used past a revision change); on a single PostgreSQL node also the longest its in-process model records serve (its own writes refresh them at once; in cluster mode model records are read from the database on every use); 0 disables expiry"),
 		list(&c.Profiles, "SVC_PROFILES", "http", "", "profile names, read from the process environment only; .env.{profile} files load in this order, later ones win"),
 		dur(&c.StartupTimeout, "SVC_STARTUP_TIMEOUT", "http", "30s", "deadline for storage and transaction-manager start-up"),
 		flag(&c.SuppressBanner, "SVC_SUPPRESS_BANNER", "http", "false", "suppress the startup banner (CI and tests)"),
 		num(&c.MaxStateVisits, "SVC_MAX_STATE_VISITS", "http", "10", "workflow cascade visits per state"),
-		num(&c.MaxEntitiesPerRequest, "SVC_MAX_ENTITIES_PER_REQUEST", "http", "10000", "extension: most entities one create (array body), collection create or collection update request may carry; more answer 413 TOO_MANY_ENTITIES; 0 or below means the default"),
+		num(&c.MaxEntitiesPerRequest, "SVC_MAX_ENTITIES_PER_REQUEST", "http", "10000", "extension: most entities one create (array body), collection create or collection update request may carry; more answer 413 `TOO_MANY_ENTITIES`, nothing written; 0 or below means the default"),
 		num(&c.StatsGroupMax, "SVC_STATS_GROUP_MAX", "http", "10000", "grouped-stats cardinality and cap on its limit; 0 or below means the default"),
 		str(&c.TLSCertFile, "SVC_TLS_CERT_FILE", "http", "", "PEM certificate for TLS on the HTTP and gRPC listeners; needs SVC_TLS_KEY_FILE"),
 		str(&c.TLSKeyFile, "SVC_TLS_KEY_FILE", "http", "", "PEM private key for TLS; needs SVC_TLS_CERT_FILE"),
-		str(&c.HTTPBindAddress, "SVC_HTTP_BIND_ADDRESS", "http", "", "extension: HTTP listener address; empty means 127.0.0.1 in mock mode and every interface in jwt mode; * is every interface"),
-		num(&c.HTTPMaxBodyBytes, "SVC_HTTP_MAX_BODY_BYTES", "http", "67108864", "extension: request body cap of the listeners in bytes (413 above it); operations keep their own 10 MiB limits below it"),
-		str(&c.LogFormat, "SVC_LOG_FORMAT", "http", "text", "extension: log line format, text or json"),
+		str(&c.HTTPBindAddress, "SVC_HTTP_BIND_ADDRESS", "http", "", "extension: HTTP listener address; empty is `127.0.0.1` in mock mode and every interface in jwt mode; `*` is every interface"),
+		num(&c.HTTPMaxBodyBytes, "SVC_HTTP_MAX_BODY_BYTES", "http", "67108864", "extension: listener body cap in bytes, 413 problem+json above it (operations keep their 10 MiB limits below it)"),
+		str(&c.LogFormat, "SVC_LOG_FORMAT", "http", "text", "extension: `text` or `json` log lines (slog)"),
 		flag(&c.AccessLog, "SVC_ACCESS_LOG", "http", "false", "extension: one log line per request (method, path, status, bytes, duration, request id, tenant)"),
 
 		// admin
@@ -150,8 +150,8 @@ func Vars(c *Config) []Var {
 		num(&c.AdminPort, "SVC_ADMIN_PORT", "admin", "9091", "admin listener port"),
 		secret(str(&c.MetricsBearer, "SVC_METRICS_BEARER", "admin", "", "static bearer token for GET /metrics")),
 		flag(&c.MetricsRequireAuth, "SVC_METRICS_REQUIRE_AUTH", "admin", "false", "require the bearer on /metrics; start-up fails when it is empty"),
-		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "tracing and metrics export over OTLP, configured by the standard OTEL_EXPORTER_OTLP_* variables"),
-		flag(&c.AdminPprof, "SVC_ADMIN_PPROF", "admin", "false", "extension: serve Go pprof profiles under /debug/pprof/ on the admin listener"),
+		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "traces and metrics over OTLP (OpenTelemetry Go SDK), configured by the standard `OTEL_EXPORTER_OTLP_*` variables"),
+		flag(&c.AdminPprof, "SVC_ADMIN_PPROF", "admin", "false", "extension: Go pprof under `/debug/pprof/` on the admin listener"),
 
 		// cors
 		flag(&c.CORSEnabled, "SVC_CORS_ENABLED", "cors", "true", "CORS middleware; false leaves CORS to an upstream ingress"),
@@ -159,10 +159,10 @@ func Vars(c *Config) []Var {
 
 		// grpc
 		num(&c.GRPCPort, "SVC_GRPC_PORT", "grpc", "9090", "gRPC listener port for compute members"),
-		str(&c.GRPCBindAddress, "SVC_GRPC_BIND_ADDRESS", "grpc", "", "extension: gRPC listener address; empty means 127.0.0.1 in mock mode and every interface in jwt mode; * is every interface"),
+		str(&c.GRPCBindAddress, "SVC_GRPC_BIND_ADDRESS", "grpc", "", "extension: gRPC listener address; empty is `127.0.0.1` in mock mode and every interface in jwt mode; `*` is every interface"),
 		num(&c.KeepaliveInterval, "SVC_KEEPALIVE_INTERVAL", "grpc", "10", "seconds between keep-alive pings to each compute member"),
 		num(&c.KeepaliveTimeout, "SVC_KEEPALIVE_TIMEOUT", "grpc", "30", "seconds of silence or write stall before a compute member is evicted"),
-		str(&c.ComputeGRPCEndpoint, "SVC_COMPUTE_GRPC_ENDPOINT", "grpc", "", "compute-client side: gRPC endpoint of svc"),
+		str(&c.ComputeGRPCEndpoint, "SVC_COMPUTE_GRPC_ENDPOINT", "grpc", "", "compute-client side: gRPC endpoint of svc; extension: a comma-separated list of cluster nodes, reconnected to round-robin when a stream is lost"),
 		str(&c.ComputeHTTPBase, "SVC_COMPUTE_HTTP_BASE", "grpc", "", "compute-client side: HTTP base URL of svc"),
 		secret(str(&c.ComputeToken, "SVC_COMPUTE_TOKEN", "grpc", "", "compute-client side: bearer token")),
 
@@ -202,13 +202,13 @@ func Vars(c *Config) []Var {
 
 		// database
 		// storage: which engine, and the SQLite engine's file
-		str(&c.StorageBackend, "SVC_STORAGE_BACKEND", "storage", "memory", "memory (zero setup, nothing kept across restarts), sqlite (one file on this machine; what svc init selects) or postgres (required for clustering)"),
-		str(&c.SQLitePath, "SVC_SQLITE_PATH", "storage", "", "SQLite database file; empty means $XDG_DATA_HOME/svc/svc.db, else ~/.local/share/svc/svc.db"),
-		flag(&c.SQLiteAutoMigrate, "SVC_SQLITE_AUTO_MIGRATE", "storage", "true", "apply pending SQLite schema migrations at start; false refuses a file missing migrations"),
-		dur(&c.SQLiteBusyTimeout, "SVC_SQLITE_BUSY_TIMEOUT", "storage", "5s", "how long a statement waits for a lock another process holds on the SQLite file (an operator's sqlite3 shell); 0 fails at once"),
-		num(&c.SQLiteCacheSize, "SVC_SQLITE_CACHE_SIZE", "storage", "64000", "SQLite page cache per connection, in KiB; at least 1"),
-		num(&c.SQLiteSearchScanLimit, "SVC_SQLITE_SEARCH_SCAN_LIMIT", "storage", "100000", "most rows one search examines on SQLite; more answer 400 SCAN_BUDGET_EXHAUSTED; 0 means no limit"),
-		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres")),
+		str(&c.StorageBackend, "SVC_STORAGE_BACKEND", "storage", "memory", "`memory` (zero setup, nothing kept across restarts; the Go collector's headroom follows the part of the heap that is not stored documents, resident size ~1.5 KB per 1 KB entity; setting the runtime's `GOGC` turns that off), `sqlite` (one file on this machine, durable across restarts and crashes; what `svc init` selects) or `postgres` (required for clustering)"),
+		str(&c.SQLitePath, "SVC_SQLITE_PATH", "storage", "", "SQLite database file; empty means `$XDG_DATA_HOME/svc/svc.db`, else `~/.local/share/svc/svc.db`; the directory is created 0700; one svc per file (a second one refuses to start)"),
+		flag(&c.SQLiteAutoMigrate, "SVC_SQLITE_AUTO_MIGRATE", "storage", "true", "apply pending SQLite migrations at start; false refuses a file missing migrations"),
+		dur(&c.SQLiteBusyTimeout, "SVC_SQLITE_BUSY_TIMEOUT", "storage", "5s", "how long a write waits for a write lock another process holds on the file, then 503 retryable; 0 fails at once"),
+		num(&c.SQLiteCacheSize, "SVC_SQLITE_CACHE_SIZE", "storage", "64000", "SQLite page cache per connection, KiB; at least 1"),
+		num(&c.SQLiteSearchScanLimit, "SVC_SQLITE_SEARCH_SCAN_LIMIT", "storage", "100000", "most rows one direct search examines on SQLite; more answer 400 `SCAN_BUDGET_EXHAUSTED` (async search is not bounded); 0 means no limit"),
+		secret(str(&c.PostgresURL, "SVC_POSTGRES_URL", "database", "", "PostgreSQL URL; required with SVC_STORAGE_BACKEND=postgres. pgx defaults to `sslmode=prefer`; for a server on the same host, `?sslmode=disable` (or a Unix socket) saves the TLS work, ~10 % of collection ingest here; a Unix socket (`postgres://user@/db?host=/var/run/postgresql`) also saves ~15 % of svc's and PostgreSQL's CPU per request against TCP loopback (docs/benchmarks-history.md)")),
 		dur(&c.PostgresAcquireTimeout, "SVC_POSTGRES_ACQUIRE_TIMEOUT", "database", "10s", "wait for a pooled connection before answering 503; 0 disables"),
 		flag(&c.PostgresAutoMigrate, "SVC_POSTGRES_AUTO_MIGRATE", "database", "true", "apply migrations at start; false refuses a database missing migrations (run svc migrate)"),
 		dur(&c.PostgresIdleInTxTimeout, "SVC_POSTGRES_IDLE_IN_TX_TIMEOUT", "database", "5m", "idle time inside an open transaction; 0 disables"),
@@ -220,7 +220,7 @@ func Vars(c *Config) []Var {
 		dur(&c.SQLQueryTimeout, "SVC_SQL_QUERY_TIMEOUT", "database", "30s", "statement timeout of POST /sql/query and of SQL schema login roles"),
 		dur(&c.PostgresStatementTimeout, "SVC_POSTGRES_STATEMENT_TIMEOUT", "database", "5m", "single statement maximum; 0 disables"),
 		num(&c.SchemaExtendMaxRetries, "SVC_SCHEMA_EXTEND_MAX_RETRIES", "database", "8", "retries on concurrent schema extension"),
-		num(&c.SchemaSavepointInterval, "SVC_SCHEMA_SAVEPOINT_INTERVAL", "database", "64", "rows per savepoint during schema extension"),
+		num(&c.SchemaSavepointInterval, "SVC_SCHEMA_SAVEPOINT_INTERVAL", "database", "64", "rows per savepoint during schema extension; svc stores schemas whole, so only 64 is accepted (startup refuses another value)"),
 
 		// auth
 		str(&c.IAMMode, "SVC_IAM_MODE", "auth", "mock", "mock (no token needed) or jwt"),
@@ -233,9 +233,9 @@ func Vars(c *Config) []Var {
 		num(&c.JWTExpirySeconds, "SVC_JWT_EXPIRY_SECONDS", "auth", "3600", "token lifetime in seconds"),
 		str(&c.JWTBootstrapAudience, "SVC_JWT_BOOTSTRAP_AUDIENCE", "auth", "client", "client or human: audience of the bootstrap keypair"),
 		str(&c.BootstrapClientID, "SVC_BOOTSTRAP_CLIENT_ID", "auth", "", "bootstrap machine client id; needs SVC_BOOTSTRAP_CLIENT_SECRET"),
-		secret(str(&c.BootstrapClientSecret, "SVC_BOOTSTRAP_CLIENT_SECRET", "auth", "", "bootstrap machine client secret")),
+		secret(str(&c.BootstrapClientSecret, "SVC_BOOTSTRAP_CLIENT_SECRET", "auth", "", "bootstrap machine client secret; stored as Argon2id (operator-chosen), verified secrets cached as HMACs; start-up warns below 32 characters")),
 		list(&c.BootstrapRoles, "SVC_BOOTSTRAP_ROLES", "auth", "ROLE_ADMIN,ROLE_M2M", "roles of the bootstrap client"),
-		str(&c.BootstrapTenantID, "SVC_BOOTSTRAP_TENANT_ID", "auth", "default-tenant", "tenant of the bootstrap client"),
+		str(&c.BootstrapTenantID, "SVC_BOOTSTRAP_TENANT_ID", "auth", "default-tenant", "tenant of the bootstrap client; only its `ROLE_ADMIN` manages signing keypairs"),
 		str(&c.BootstrapUserID, "SVC_BOOTSTRAP_USER_ID", "auth", "admin", "user id of the bootstrap client"),
 		num(&c.KeypairDefaultValidityDays, "SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS", "auth", "365", "validity of bootstrap and issued keypairs, in days"),
 		flag(&c.M2MAdminRoleEnabled, "SVC_IAM_M2M_ADMIN_ROLE_ENABLED", "auth", "false", "honour withAdminRole=true on POST /clients"),

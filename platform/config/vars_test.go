@@ -153,7 +153,7 @@ func TestVarTable(t *testing.T) {
 		t.Errorf("%d variables for %d fields", len(bound), rv.NumField()-2)
 	}
 
-	// The credential variables of spec 5.9 accept _FILE.
+	// The credential variables accept _FILE (docs/decisions/0002-configuration.md).
 	for _, name := range []string{"SVC_POSTGRES_URL", "SVC_JWT_SIGNING_KEY", "SVC_METRICS_BEARER", "SVC_HMAC_SECRET", "SVC_BOOTSTRAP_CLIENT_SECRET"} {
 		if v := varByName(t, c, name); !v.File || !v.Secret {
 			t.Errorf("%s: want File and Secret", name)

@@ -40,7 +40,8 @@ import (
 // waits for nobody. Four slots: at 16 concurrent creates on this 2-core
 // box, 2 gave the fewest PostgreSQL CPU per create but left the cores idle
 // while batches waited on fsync; 8 and 16 cost 20–35 % more CPU per create
-// for smaller batches (BENCHMARKS.md).
+// for smaller batches (docs/benchmarks-history.md, "Single create: group
+// commit").
 type groupCommit struct {
 	db       *DB
 	mu       sync.Mutex

@@ -16,7 +16,7 @@ import (
 // StreamIndexes is the PostgreSQL storage.StreamIndexes: each user
 // composite index is a partial btree on entities, over the model's current
 // rows, keyed by its equality expressions, then the range expression of
-// the stream SQL, then id (sql-schema-stream-data.md §5.6).
+// the stream SQL, then id (docs/decisions/0025-stream-data.md).
 type StreamIndexes struct{ db *DB }
 
 // StreamIndexes returns the composite index store of db.

@@ -1,5 +1,5 @@
 // The compute-member service. Package, service and lower-camel method names
-// match the reference platform's wire names so its client SDKs connect
+// match the compatible platform's wire names so its client SDKs connect
 // unchanged; every message is a CloudEvent whose `type` names the operation
 // and whose JSON payload travels in text_data (or binary_data inbound).
 
