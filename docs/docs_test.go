@@ -84,6 +84,7 @@ var citations = []citation{
 // document that is not in it. A line may name an RFC section (RFC 8259
 // §8.1): RFCs are public standards, not project documents.
 func TestNoOutsideCitations(t *testing.T) {
+	t.Parallel()
 	self := "docs/docs_test.go"
 	files, hits := 0, 0
 	walkFiles(t, func(rel, text string) {
@@ -119,6 +120,7 @@ func TestNoOutsideCitations(t *testing.T) {
 // TestCitationPatterns: each pattern catches the forms that were in the
 // code before the records existed, and leaves ordinary words alone.
 func TestCitationPatterns(t *testing.T) {
+	t.Parallel()
 	bad := []string{
 		"// Limits of direct search (notes §2.1).",
 		"// SIMPLE_VIEW (spec §4.6)",
@@ -167,6 +169,7 @@ var recordRef = regexp.MustCompile(`docs/decisions/(\d{4})[\w.-]*`)
 // a record that exists (a full file name must match exactly), and the
 // records' index lists every record.
 func TestDecisionCitationsResolve(t *testing.T) {
+	t.Parallel()
 	entries, err := os.ReadDir("decisions")
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +251,7 @@ var packageRow = regexp.MustCompile("^\\| `([a-z0-9/_-]+)` \\|")
 // that is added, moved or removed must be described there in the same
 // change.
 func TestArchitectureNamesEveryPackage(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +312,7 @@ var docPath = regexp.MustCompile("`([a-z][A-Za-z0-9_.-]*/[A-Za-z0-9_./-]*)`")
 // a moved or removed file shows up in the records and the architecture
 // document as a failing test, not as a stale pointer.
 func TestDocPathsExist(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.md")
 	if err != nil {
 		t.Fatal(err)

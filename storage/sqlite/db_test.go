@@ -235,9 +235,10 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 	if _, err := db.Entities().Commit(ctx, dup); err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
+	release, reached := make(chan struct{}), make(chan struct{})
 	blocked := storage.WithFault(ctx, func(step string) error {
 		if step == "validated" {
+			close(reached)
 			<-release
 		}
 		return nil
@@ -247,8 +248,9 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 		_, err := db.Entities().Commit(blocked, createTx(`{"first":1}`))
 		first <- err
 	}()
-	// Wait until the first write leads (the writer is busy).
-	waitFor(t, func() bool { db.w.mu.Lock(); defer db.w.mu.Unlock(); return db.w.busy })
+	// Wait until the first write is inside its group's transaction: the
+	// writes below then all queue behind it.
+	<-reached
 	groupsBefore := db.w.groups.Load()
 	const n = 20
 	errs := make([]error, n)
