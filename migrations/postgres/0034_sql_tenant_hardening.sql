@@ -1,4 +1,4 @@
--- Issue 23 (docs/decisions/0032-sql-tenant-isolation.md): SQL schema
+-- Issue 23 (docs/decisions/0033-sql-tenant-isolation.md): SQL schema
 -- roles log in to svc's own database, and everything PostgreSQL grants to
 -- PUBLIC there they hold too. Take back what lets a tenant reach svc or
 -- another tenant, and give it to svc's own role (the one migrating):

@@ -10,7 +10,7 @@ import (
 
 // A SQL schema role logs in to svc's own database and holds whatever
 // PostgreSQL grants PUBLIC there. Migration 0034 takes back what reaches
-// svc or other tenants (docs/decisions/0032-sql-tenant-isolation.md):
+// svc or other tenants (docs/decisions/0033-sql-tenant-isolation.md):
 // advisory locks, view and rule definitions, temporary objects, large
 // objects, NOTIFY and logical WAL messages. Those REVOKEs only work when
 // run by a superuser, so a new role's rights are checked here and SQL
@@ -44,7 +44,7 @@ func checkRoleRights(ctx context.Context, tx pgx.Tx, role string) error {
 	if len(left) > 0 {
 		return fmt.Errorf("postgres: refusing SQL access: PUBLIC still holds %s in this database; "+
 			"apply migrations/postgres/0034_sql_tenant_hardening.sql as a superuser "+
-			"(docs/decisions/0032-sql-tenant-isolation.md)", strings.Join(left, ", "))
+			"(docs/decisions/0033-sql-tenant-isolation.md)", strings.Join(left, ", "))
 	}
 	return nil
 }

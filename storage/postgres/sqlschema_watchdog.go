@@ -26,7 +26,7 @@ import (
 //
 // Seeing other roles' session state and signalling them needs superuser,
 // or pg_read_all_stats and pg_signal_backend
-// (docs/decisions/0032-sql-tenant-isolation.md); without them the
+// (docs/decisions/0033-sql-tenant-isolation.md); without them the
 // watchdog logs once and keeps trying.
 type sqlWatchdog struct {
 	db     *DB
