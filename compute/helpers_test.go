@@ -67,7 +67,9 @@ func rawStream(t *testing.T, addr, token string) (grpc.BidiStreamingClient[ce.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A bound for a hung test, not a timing assertion: a 6 MiB join under
+	// -race on a loaded machine took more than 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), await.Long)
 	if token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 	}
