@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,6 +16,7 @@ import (
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
 	"svc/iam"
+	"svc/internal/await"
 )
 
 // tokens is a test double for the jwt verifier: fixed tokens map to

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"svc/internal/await"
 	"svc/storage/pgtest"
