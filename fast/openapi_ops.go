@@ -665,12 +665,13 @@ func opDocTable() map[string]opDoc {
 			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
-			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404},
+			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
+				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"deleteSchemaByName": {
 			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
 			ok:     okJSON("Deleted.", Map{"type": "string"}),
-			errs:   []errDoc{e(404, "Not found.")},
+			errs:   []errDoc{e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 		"genTables": {
 			ok:   okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
@@ -681,7 +682,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"putSchema": {
 			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH.")},
+			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
@@ -694,7 +695,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"deleteSchema": {
 			ok:   okJSON("Deleted.", Map{"type": "string"}),
-			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
+			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 
 		// Token endpoint: OAuth bodies, handled specially in tokenOperation.
