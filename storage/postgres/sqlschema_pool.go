@@ -152,6 +152,31 @@ func (p *rolePoolSet) takeIdleLocked(match func(*roleConn) bool) *roleConn {
 // connections (the tenant's own first when it is at its bound) to make
 // room. It never waits for another query.
 func (p *rolePoolSet) acquire(ctx context.Context, url, tenant, role, password, schema string) (*roleConn, error) {
+	for {
+		c, err := p.lease(ctx, url, tenant, role, password, schema)
+		if err != nil || c.idleSince.IsZero() || time.Since(c.idleSince) < time.Second {
+			return c, err
+		}
+		// An idle connection may have been ended by the server (the
+		// session watchdog, an administrator): check it, as pgxpool
+		// does, and drop it for another if it is gone.
+		if err := c.conn.Ping(ctx); err == nil {
+			return c, nil
+		}
+		c.discard()
+	}
+}
+
+// discard closes a leased connection and frees its slot.
+func (c *roleConn) discard() {
+	c.set.mu.Lock()
+	c.set.dropLocked(c)
+	c.set.mu.Unlock()
+	c.close()
+}
+
+// lease is one attempt of acquire.
+func (p *rolePoolSet) lease(ctx context.Context, url, tenant, role, password, schema string) (*roleConn, error) {
 	var evicted []*roleConn
 	defer func() {
 		for _, c := range evicted {
