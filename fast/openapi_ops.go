@@ -517,10 +517,11 @@ func opDocTable() map[string]opDoc {
 			mock501: true,
 		},
 		"registerOidcProvider": {
-			desc:    "Tokens of the provider are accepted once its keys have been fetched. The tenant id must be a UUID.",
+			desc: "Tokens of the provider are accepted once its keys have been fetched. The tenant id must be a UUID. " +
+				"Several tenants may register the same provider: a token then goes to the registration whose expectedAudiences contains its audience (401 when none or several do).",
 			body:    jsonBody("The provider.", ref("RegisterOidcProviderRequest"), true),
 			ok:      okJSON("The registration.", ref("OidcProvider")),
-			errs:    []errDoc{e(400, "BAD_REQUEST, OIDC_SSRF_BLOCKED or OIDC_INVALID_TENANT."), e(409, "OIDC_PROVIDER_DUPLICATE.")},
+			errs:    []errDoc{e(400, "BAD_REQUEST, OIDC_SSRF_BLOCKED or OIDC_INVALID_TENANT."), e(409, "OIDC_PROVIDER_DUPLICATE: this tenant already registered the URI.")},
 			mock501: true,
 		},
 		"reloadOidcProviders": {

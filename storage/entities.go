@@ -101,6 +101,10 @@ type Tx struct {
 	// Tasks arm and cancel scheduled transitions in the same transaction
 	// (storage/tasks.go); applied in order after Writes.
 	Tasks []TaskOp
+	// Changes are the change-feed events of this commit
+	// (storage/changes.go), written in its transaction; nil when no
+	// subscription watches what it writes.
+	Changes []Change
 	// AuditSeq is the Seq of Audit's first event (0 for most writes). A
 	// transaction whose events continue another's under its transaction
 	// id (a workflow run segmented by COMMIT_BEFORE_DISPATCH) starts after

@@ -34,6 +34,8 @@ type Entities struct {
 	tasks taskTable
 	// docBytes is the heap the stored documents take (gctune.go).
 	docBytes atomic.Int64
+	// changes is the change feed's log (changes.go).
+	changes changeLog
 }
 
 const shardCount = 64
@@ -349,6 +351,9 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		undo()
 		return time.Time{}, err
 	}
+	if len(tx.Changes) > 0 {
+		fillChanges(tx, recs)
+	}
 	// Documents are copied into the partition's block (part.keep):
 	// callers reuse their buffers (fasthttp request bodies).
 	at := s.now()
@@ -392,6 +397,9 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 		applyClaims(tx, recs)
 	}
 	s.appendAudit(tx, mt, recs, at)
+	if len(tx.Changes) > 0 {
+		s.changes.append(tx, at)
+	}
 	if len(tx.Tasks) > 0 {
 		s.tasks.applyTasks(tx)
 	}

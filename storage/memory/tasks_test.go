@@ -49,3 +49,14 @@ func BenchmarkClaimDue(b *testing.B) {
 		}
 	}
 }
+
+func TestChangesContract(t *testing.T) {
+	storagetest.Changes(t, func(*testing.T) (storage.Entities, storage.ChangeLog) {
+		s := NewEntities()
+		return s, s.Changes()
+	})
+}
+
+func TestSubscriptionsContract(t *testing.T) {
+	storagetest.SubscriptionStore(t, func(*testing.T) storage.Subscriptions { return NewSubscriptions() })
+}

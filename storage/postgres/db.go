@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -40,6 +41,10 @@ type DB struct {
 	creates groupCommit
 	// gin merges the document index's pending list off the request path.
 	gin ginCleaner
+	// sqlWatch cancels and ends SQL schema role sessions past their limit
+	// (started by the first SQLSchemas call, stopped by Close).
+	sqlWatch     sqlWatchdog
+	sqlWatchOnce sync.Once
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -88,6 +93,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 
 // Close releases the pool.
 func (db *DB) Close() {
+	db.sqlWatch.close()
 	db.gin.close()
 	db.sqlRoles.closeAll()
 	db.pool.Close()

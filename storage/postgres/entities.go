@@ -77,6 +77,7 @@ type locked struct {
 	updated, created int64
 	modelName        string
 	modelVersion     int
+	state            string
 }
 
 func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
@@ -134,7 +135,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			ids = append(ids, tx.Writes[i].ID)
 		}
 		sort.Slice(ids, func(a, b int) bool { return bytes.Compare(ids[a][:], ids[b][:]) < 0 })
-		rows, err := ptx.Query(ctx, `SELECT id, version, deleted, updated_ns, created_ns, model_name, model_version
+		rows, err := ptx.Query(ctx, `SELECT id, version, deleted, updated_ns, created_ns, model_name, model_version, state
 			FROM entities WHERE tenant = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`, tx.Tenant, ids)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("postgres: locking entities: %w", err)
@@ -142,7 +143,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 		cur = make(map[[16]byte]*locked, len(ids))
 		for rows.Next() {
 			var l locked
-			if err := rows.Scan(&l.id, &l.version, &l.deleted, &l.updated, &l.created, &l.modelName, &l.modelVersion); err != nil {
+			if err := rows.Scan(&l.id, &l.version, &l.deleted, &l.updated, &l.created, &l.modelName, &l.modelVersion, &l.state); err != nil {
 				rows.Close()
 				return time.Time{}, fmt.Errorf("postgres: locking entities: %w", err)
 			}
@@ -164,6 +165,11 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 			if l.updated >= now {
 				now = l.updated + 1
 			}
+		}
+	}
+	if len(tx.Changes) > 0 {
+		if err := fillChanges(ctx, ptx, tx, cur); err != nil {
+			return time.Time{}, err
 		}
 	}
 	if err := storage.Fault(ctx, "locked"); err != nil {
@@ -223,6 +229,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	if err := writeTasks(ctx, ptx, tx); err != nil {
 		return time.Time{}, err
 	}
+	if err := writeChanges(ctx, ptx, tx, now); err != nil {
+		return time.Time{}, err
+	}
 	if err := storage.Fault(ctx, "written"); err != nil {
 		return time.Time{}, err
 	}
@@ -237,7 +246,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 // removal, no unique key): the statement, its arguments and the commit
 // instant. Such creates go through group commit.
 func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
-	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete ||
+	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete || len(tx.Changes) > 0 ||
 		!upsertsOnly(tx.Tasks) || storage.TouchesClaims(tx) {
 		return "", nil, 0, false
 	}

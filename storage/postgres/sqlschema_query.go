@@ -272,8 +272,12 @@ func (c *sqlCursor) Close() {
 	}
 	if c.inTx {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err := c.conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol); err != nil {
-			// A connection whose transaction state is unknown is not reused.
+		_, err := c.conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol)
+		if err == nil {
+			err = resetSession(ctx, c.conn.Conn())
+		}
+		if err != nil {
+			// A connection whose state is unknown is not reused.
 			_ = c.conn.Conn().Close(ctx)
 		}
 		cancel()

@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -21,8 +21,22 @@ type SQLSchemas struct {
 
 // SQLSchemas returns the SQL schema store of db; statementTimeout becomes
 // each schema role's statement_timeout (psql and BI sessions included).
+//
+// The first call also starts the engine's watchdog over those sessions
+// with statementTimeout as the limit (sqlschema_watchdog.go): a session
+// may change its own statement_timeout, the watchdog still cancels it.
 func (db *DB) SQLSchemas(statementTimeout time.Duration) *SQLSchemas {
+	db.sqlWatchOnce.Do(func() { db.sqlWatch.start(db, roleTimeout(statementTimeout)) })
 	return &SQLSchemas{db: db, StatementTimeout: statementTimeout}
+}
+
+// roleTimeout is the statement limit of schema roles: the configured one,
+// or 30 s when unset.
+func roleTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 30 * time.Second
+	}
+	return d
 }
 
 var (
@@ -30,13 +44,18 @@ var (
 	_ storage.SQLRunner  = (*SQLSchemas)(nil)
 )
 
-// pgNames derives the PostgreSQL schema and role of a saved SQL schema.
-// Roles are cluster-wide, so the names hash the tenant and the (v1, hence
-// unique) schema id rather than the user's names.
-func pgNames(tenant, id string) (schema, role string) {
-	h := sha256.Sum256([]byte(tenant + "\x00" + id))
-	x := hex.EncodeToString(h[:10])
-	return "svc_sql_" + x, "svc_sqlr_" + x
+// pgNames draws the PostgreSQL schema and role of a new SQL schema. Every
+// role can list every schema and role of the cluster (pg_namespace,
+// pg_roles), so the names are random: nothing in them says whose they are
+// (an earlier hash of tenant and schema id could be confirmed by anyone
+// who knew both). A saved schema keeps the names it was given.
+func pgNames() (schema, role string, err error) {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("postgres: naming the SQL schema: %w", err)
+	}
+	x := hex.EncodeToString(b[:])
+	return "svc_sql_" + x, "svc_sqlr_" + x, nil
 }
 
 const sqlSchemaCols = `tenant, id::text, name, tables, created_ns, updated_ns`
@@ -104,9 +123,12 @@ func (s *SQLSchemas) SaveSQLSchema(ctx context.Context, r *storage.SQLSchema, vi
 	defer c.Release()
 	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		now := time.Now().UnixNano()
-		schema, role := pgNames(r.Tenant, r.ID)
+		schema, role, err := pgNames()
+		if err != nil {
+			return err
+		}
 		var created int64
-		err := tx.QueryRow(ctx, `INSERT INTO sql_schemas (tenant, id, name, tables, pg_schema, pg_role, created_ns, updated_ns)
+		err = tx.QueryRow(ctx, `INSERT INTO sql_schemas (tenant, id, name, tables, pg_schema, pg_role, created_ns, updated_ns)
 			VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $7)
 			ON CONFLICT (tenant, name) DO UPDATE SET tables = EXCLUDED.tables, updated_ns = EXCLUDED.updated_ns
 			RETURNING id::text, pg_schema, pg_role, created_ns`,
@@ -151,10 +173,7 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 		// and no memberships, so the role reaches only what is granted.
 		grants = append(grants, "CREATE ROLE "+ident(role)+" LOGIN NOINHERIT NOCREATEDB NOCREATEROLE NOREPLICATION CONNECTION LIMIT 8")
 	}
-	timeout := s.StatementTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := roleTimeout(s.StatementTimeout)
 	grants = append(grants,
 		"ALTER ROLE "+ident(role)+" SET search_path = "+ident(schema),
 		"ALTER ROLE "+ident(role)+" SET default_transaction_read_only = on",
@@ -168,7 +187,7 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 			return fmt.Errorf("postgres: granting the SQL schema role: %w", err)
 		}
 	}
-	return nil
+	return checkRoleRights(ctx, tx, role)
 }
 
 // DeleteSQLSchema drops the record, its views and its role.

@@ -81,3 +81,16 @@ func TestMessagesContract(t *testing.T) {
 	t.Parallel()
 	storagetest.Messages(t, func(t *testing.T) storage.Messages { return openTest(t).Messages() })
 }
+
+func TestChangesContract(t *testing.T) {
+	t.Parallel()
+	storagetest.Changes(t, func(t *testing.T) (storage.Entities, storage.ChangeLog) {
+		db := openTest(t)
+		return db.Entities(), db.Changes()
+	})
+}
+
+func TestSubscriptionsContract(t *testing.T) {
+	t.Parallel()
+	storagetest.SubscriptionStore(t, func(t *testing.T) storage.Subscriptions { return openTest(t).Subscriptions() })
+}

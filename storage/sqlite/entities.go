@@ -96,6 +96,11 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		curs[wr.ID] = &c
 		floor = max(floor, c.updated)
 	}
+	if len(tx.Changes) > 0 {
+		if err := fillChanges(w, tx, curs); err != nil {
+			return 0, err
+		}
+	}
 	if err := storage.Fault(ctx, "validated"); err != nil {
 		return 0, err
 	}
@@ -158,6 +163,9 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		return 0, err
 	}
 	if err := writeTasks(w, tx); err != nil {
+		return 0, err
+	}
+	if err := writeChanges(w, tx, at); err != nil {
 		return 0, err
 	}
 	if err := storage.Fault(ctx, "audited"); err != nil {
