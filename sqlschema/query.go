@@ -79,8 +79,9 @@ func (s *Service) Query(ctx context.Context, tenant string, body []byte) (storag
 	q := storage.SQLQuery{Tenant: tenant, SQL: in.SQL, Timeout: s.queryTimeout}
 	if in.PointTime != "" {
 		t, err := time.Parse(time.RFC3339Nano, in.PointTime)
-		if err != nil {
-			return nil, apierr.New(apierr.BadRequest, "pointTime must be an RFC 3339 instant", apierr.P("pointTime", in.PointTime))
+		if err != nil || !storage.InstantInRange(t) {
+			return nil, apierr.New(apierr.BadRequest, "pointTime must be an RFC 3339 instant "+storage.InstantRangeText,
+				apierr.P("field", "pointTime"), apierr.P("pointTime", in.PointTime))
 		}
 		q.PointTime = &t
 	}
