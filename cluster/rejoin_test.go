@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 func TestIsSelf(t *testing.T) {
@@ -68,7 +70,7 @@ func TestGossipFounderServesAlone(t *testing.T) {
 		t.Fatalf("third node: %v", err)
 	}
 	for _, g := range []*Gossip{ga, gb, gc} {
-		waitFor(t, "three live nodes on "+g.Self().ID, func() bool { return ids(g.Live()) == "n1,n2,n3" })
+		await.Until(t, await.Long, func() bool { return ids(g.Live()) == "n1,n2,n3" }, "three live nodes on %s", g.Self().ID)
 	}
 
 	// Not named in its own seeds: no founding, the join fails.
@@ -106,6 +108,6 @@ func TestGossipFoundersMerge(t *testing.T) {
 	}
 	t.Cleanup(gb.Close)
 	for _, g := range []*Gossip{ga, gb} {
-		waitFor(t, "two live nodes on "+g.Self().ID, func() bool { return ids(g.Live()) == "m1,m2" })
+		await.Until(t, await.Long, func() bool { return ids(g.Live()) == "m1,m2" }, "two live nodes on %s", g.Self().ID)
 	}
 }

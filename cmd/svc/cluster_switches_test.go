@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"svc/internal/await"
 	"svc/storage/pgtest"
 )
 
@@ -25,18 +26,18 @@ func TestClusterScopeSwitchesEveryNode(t *testing.T) {
 		t.Fatalf("cluster-wide POST on a: %s", got)
 	}
 	for _, n := range nodes {
-		eventually(t, "log level debug on node "+n.id, func() bool {
+		await.Until(t, await.Long, func() bool {
 			return string(n.must(t, "GET", "/admin/log-level", "")) == `{"level":"debug"}`
-		})
+		}, "log level debug on node %s", n.id)
 	}
 	const ratio = `{"sampler":"ratio","ratio":0.25,"parent_based":false}`
 	if got := string(nodes[1].must(t, "POST", "/admin/trace-sampler?scope=cluster", ratio)); got != ratio {
 		t.Fatalf("cluster-wide sampler POST on b: %s", got)
 	}
 	for _, n := range nodes {
-		eventually(t, "sampler on node "+n.id, func() bool {
+		await.Until(t, await.Long, func() bool {
 			return string(n.must(t, "GET", "/admin/trace-sampler", "")) == ratio
-		})
+		}, "sampler on node %s", n.id)
 	}
 	// Node scope: only the node asked.
 	nodes[1].must(t, "POST", "/admin/log-level", `{"level":"info"}`)
