@@ -2,11 +2,12 @@ package entity
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
 	"unsafe"
+
+	json "github.com/goccy/go-json"
 
 	"svc/platform/apierr"
 )

@@ -13,6 +13,7 @@ import (
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // BenchmarkAuditList: GET the first page (20) of an entity's trail of 30
@@ -23,10 +24,14 @@ func BenchmarkAuditList(b *testing.B) {
 			var ms storage.Models
 			var es storage.Entities
 			var as storage.Audits
-			if engine == "postgres" {
+			switch engine {
+			case "postgres":
 				db := newEntityPostgres(b)
 				ms, es, as = db.Models(), db.Entities(), db.Audits()
-			} else {
+			case "sqlite":
+				db := sqlitetest.Open(b)
+				ms, es, as = db.Models(), db.Entities(), db.Audits()
+			default:
 				m := memory.NewEntities()
 				ms, es, as = memory.NewModels(), m, m.Audits()
 			}

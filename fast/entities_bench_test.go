@@ -17,6 +17,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/modelcache"
+	"svc/storage/sqlite/sqlitetest"
 )
 
 // entityDoc1K is a ~1 KB entity document.
@@ -33,11 +34,15 @@ func benchEntityServer(b *testing.B, engine string) *Server {
 	b.Helper()
 	var ms storage.Models
 	var es storage.Entities
-	if engine == "postgres" {
+	switch engine {
+	case "postgres":
 		db := newEntityPostgres(b)
 		// Models cached as cmd/svc serves them.
 		ms, es = modelcache.New(db.Models(), 5*time.Minute), db.Entities()
-	} else {
+	case "sqlite":
+		db := sqlitetest.Open(b)
+		ms, es = modelcache.New(db.Models(), 5*time.Minute), db.Entities()
+	default:
 		ms, es = memory.NewModels(), memory.NewEntities()
 	}
 	msvc := model.New(ms, nil)
@@ -71,7 +76,7 @@ func benchDo(s *Server, method, uri string, body []byte) (int, []byte) {
 	return ctx.Response.StatusCode(), ctx.Response.Body()
 }
 
-var benchEngines = []string{"memory", "postgres"}
+var benchEngines = []string{"memory", "postgres", "sqlite"}
 
 // BenchmarkEntityCreate: POST one 1 KB entity per request.
 func BenchmarkEntityCreate(b *testing.B) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 //go:embed topics

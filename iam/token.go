@@ -1,10 +1,10 @@
 package iam
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 

@@ -2,13 +2,14 @@ package model
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // XMLToJSON converts an XML sample document to the JSON document svc infers

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
 

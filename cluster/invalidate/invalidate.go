@@ -12,9 +12,10 @@ package invalidate
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"svc/cluster"
 	"svc/model"

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
 

@@ -29,17 +29,75 @@ type counter struct {
 
 type pair struct{ client, addr string }
 
+// trust is when a pair last authenticated, and the start its queue entry
+// carries (an entry with another start is a stale one left by a delete).
+type trust struct{ at, queued time.Time }
+
+// table is one map of counters with the order their windows started in,
+// so expired counters are found from the queue's front without scanning
+// the map (the sweep holds the Limiter's mutex; a scan of MaxKeys entries
+// per fresh key made a flood of fresh keys quadratic).
+type table struct {
+	m     map[string]*counter
+	queue expiries[string]
+}
+
+// expiries is a FIFO of (key, start) in the order the keys were added to
+// their map, at most one live entry per key. When an entry's window has
+// ended, expire decides from the key's state now: delete it (its start is
+// the entry's), requeue it with its newer start (it began a new window
+// since), or nothing (the entry is stale: the key is gone or has a newer
+// entry). So the queue stays about the size of its map.
+type expiries[K comparable] struct {
+	items []expiry[K]
+	head  int
+}
+
+type expiry[K comparable] struct {
+	key   K
+	start time.Time
+}
+
+func (q *expiries[K]) push(k K, start time.Time) {
+	q.items = append(q.items, expiry[K]{k, start})
+}
+
+// popExpired takes each front entry whose window has ended at now, stopping
+// at the first that has not, and requeues the keys expire asks for. Callers
+// pass roughly increasing times; an entry a little out of order only waits
+// for the ones before it.
+func (q *expiries[K]) popExpired(now time.Time, window time.Duration, expire func(k K, start time.Time) (requeue time.Time, ok bool)) {
+	for q.head < len(q.items) {
+		e := q.items[q.head]
+		if now.Sub(e.start) < window {
+			break
+		}
+		q.items[q.head] = expiry[K]{}
+		q.head++
+		if at, ok := expire(e.key, e.start); ok {
+			q.push(e.key, at)
+		}
+	}
+	// Reuse the slice once the popped part outweighs the rest.
+	if q.head > 64 && q.head*2 >= len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+}
+
 // Limiter counts failures. It is safe for concurrent use.
 type Limiter struct {
 	lim Limits
 
 	mu      sync.Mutex
-	clients map[string]*counter
-	addrs   map[string]*counter
+	clients table
+	addrs   table
 	// trusted: (client, address) pairs that authenticated within the
 	// window; they pass the limits of both tables until they fail.
-	trusted  map[pair]time.Time
-	overflow [2]counter // clients, addresses
+	trusted      map[pair]trust
+	trustedQueue expiries[pair]
+	overflow     [2]counter // clients, addresses
 }
 
 // New returns a Limiter; nil when both limits are off (every method of a
@@ -54,7 +112,7 @@ func New(l Limits) *Limiter {
 	if l.MaxKeys <= 0 {
 		l.MaxKeys = 1 << 16
 	}
-	return &Limiter{lim: l, clients: map[string]*counter{}, addrs: map[string]*counter{}, trusted: map[pair]time.Time{}}
+	return &Limiter{lim: l, clients: table{m: map[string]*counter{}}, addrs: table{m: map[string]*counter{}}, trusted: map[pair]trust{}}
 }
 
 // AddressKey is the address a limit applies to: the IP itself for IPv4,
@@ -80,7 +138,7 @@ func (l *Limiter) Allow(client, addr string, now time.Time) (time.Duration, bool
 	defer l.mu.Unlock()
 	if client != "" {
 		if t, ok := l.trusted[pair{client, addr}]; ok {
-			if now.Sub(t) < l.lim.Window {
+			if now.Sub(t.at) < l.lim.Window {
 				return 0, true
 			}
 			delete(l.trusted, pair{client, addr})
@@ -88,10 +146,10 @@ func (l *Limiter) Allow(client, addr string, now time.Time) (time.Duration, bool
 	}
 	var wait time.Duration
 	if l.lim.PerAddress > 0 {
-		wait = max(wait, l.blocked(l.addrs, &l.overflow[1], addr, l.lim.PerAddress, now))
+		wait = max(wait, l.blocked(l.addrs.m, &l.overflow[1], addr, l.lim.PerAddress, now))
 	}
 	if l.lim.PerClient > 0 && client != "" {
-		wait = max(wait, l.blocked(l.clients, &l.overflow[0], client, l.lim.PerClient, now))
+		wait = max(wait, l.blocked(l.clients.m, &l.overflow[0], client, l.lim.PerClient, now))
 	}
 	return wait, wait == 0
 }
@@ -120,25 +178,24 @@ func (l *Limiter) Fail(client, addr string, now time.Time) {
 	if client != "" {
 		delete(l.trusted, pair{client, addr})
 		if l.lim.PerClient > 0 {
-			l.count(l.clients, &l.overflow[0], client, now)
+			l.count(&l.clients, &l.overflow[0], client, now)
 		}
 	}
 	if l.lim.PerAddress > 0 {
-		l.count(l.addrs, &l.overflow[1], addr, now)
+		l.count(&l.addrs, &l.overflow[1], addr, now)
 	}
 }
 
-func (l *Limiter) count(m map[string]*counter, over *counter, key string, now time.Time) {
-	c, ok := m[key]
+func (l *Limiter) count(t *table, over *counter, key string, now time.Time) {
+	l.sweep(t, now)
+	c, ok := t.m[key]
 	if !ok {
-		if len(m) >= l.lim.MaxKeys {
-			l.sweep(m, now)
-		}
-		if len(m) >= l.lim.MaxKeys {
+		if len(t.m) >= l.lim.MaxKeys {
 			c = over
 		} else {
-			c = &counter{}
-			m[key] = c
+			c = &counter{start: now}
+			t.m[key] = c
+			t.queue.push(key, now)
 		}
 	}
 	if now.Sub(c.start) >= l.lim.Window {
@@ -147,13 +204,20 @@ func (l *Limiter) count(m map[string]*counter, over *counter, key string, now ti
 	c.n++
 }
 
-// sweep drops counters whose window has ended.
-func (l *Limiter) sweep(m map[string]*counter, now time.Time) {
-	for k, c := range m {
-		if now.Sub(c.start) >= l.lim.Window {
-			delete(m, k)
+// sweep drops counters whose window has ended, oldest first from the
+// table's queue: each call does work for the windows that ended since the
+// last, never a scan of the map. A counter past its window counts as no
+// counter (blocked and count start over), so dropping it early or late
+// changes no answer.
+func (l *Limiter) sweep(t *table, now time.Time) {
+	t.queue.popExpired(now, l.lim.Window, func(k string, start time.Time) (time.Time, bool) {
+		c := t.m[k] // counters leave the map only here: every key has its entry
+		if c.start.Equal(start) {
+			delete(t.m, k)
+			return time.Time{}, false
 		}
-	}
+		return c.start, true
+	})
 }
 
 // Succeed records that client authenticated from addr: the pair is trusted
@@ -164,16 +228,28 @@ func (l *Limiter) Succeed(client, addr string, now time.Time) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	p := pair{client, addr}
-	if _, ok := l.trusted[p]; !ok && len(l.trusted) >= l.lim.MaxKeys {
-		for k, t := range l.trusted {
-			if now.Sub(t) >= l.lim.Window {
-				delete(l.trusted, k)
-			}
+	l.trustedQueue.popExpired(now, l.lim.Window, func(k pair, start time.Time) (time.Time, bool) {
+		t, ok := l.trusted[k]
+		switch {
+		case !ok || !t.queued.Equal(start):
+			return time.Time{}, false // stale: Allow or Fail deleted the pair
+		case t.at.Equal(start):
+			delete(l.trusted, k)
+			return time.Time{}, false
 		}
+		t.queued = t.at
+		l.trusted[k] = t
+		return t.at, true
+	})
+	p := pair{client, addr}
+	t, ok := l.trusted[p]
+	if !ok {
 		if len(l.trusted) >= l.lim.MaxKeys {
 			return
 		}
+		t.queued = now
+		l.trustedQueue.push(p, now)
 	}
-	l.trusted[p] = now
+	t.at = now
+	l.trusted[p] = t
 }

@@ -116,3 +116,37 @@ func BenchmarkAllowTrusted(b *testing.B) {
 		l.Allow("c1", "10.0.0.1", t0)
 	}
 }
+
+// TestExpiredKeysMakeRoomWithoutScan: a full table takes a fresh key once
+// the oldest window has ended (the queue finds it), and keys whose windows
+// keep restarting, or pairs trusted, failed and trusted again, leave one
+// queue entry each, so the queues stay the size of their maps.
+func TestExpiredKeysMakeRoomWithoutScan(t *testing.T) {
+	l := New(Limits{PerClient: 1, PerAddress: 100, Window: time.Minute, MaxKeys: 2})
+	l.Fail("a", "x", t0)
+	l.Fail("b", "x", t0.Add(time.Second))
+	l.Fail("c", "x", t0.Add(2*time.Second)) // table full: c shares the overflow counter
+	if _, ok := l.Allow("c", "y", t0.Add(3*time.Second)); ok {
+		t.Fatal("overflowed key not limited")
+	}
+	now := t0.Add(time.Minute) // a's window has ended
+	l.Fail("d", "x", now)
+	if _, ok := l.clients.m["d"]; !ok {
+		t.Fatal("fresh key after the oldest window ended went to overflow")
+	}
+	if _, ok := l.clients.m["a"]; ok {
+		t.Fatal("expired counter kept")
+	}
+	for i := 0; i < 1000; i++ {
+		now = now.Add(time.Minute)
+		l.Fail("d", "x", now)
+		l.Succeed("e", "x", now)
+		l.Fail("e", "x", now) // ends the trust; the next Succeed trusts again
+	}
+	if n := len(l.clients.queue.items) - l.clients.queue.head; n > 2*l.lim.MaxKeys {
+		t.Fatalf("client queue holds %d entries for %d keys", n, len(l.clients.m))
+	}
+	if n := len(l.trustedQueue.items) - l.trustedQueue.head; n > 2*l.lim.MaxKeys {
+		t.Fatalf("trusted queue holds %d entries for %d pairs", n, len(l.trusted))
+	}
+}

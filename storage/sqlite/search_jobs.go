@@ -3,10 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"svc/storage"
 )

@@ -364,3 +364,8 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 		}
 	})
 }
+
+// WithServiceAudit adds to tx the audit events the entity service writes
+// for each of its writes (state machine start and finish, the change), so
+// engine benchmarks store what a real create or update stores.
+func WithServiceAudit(tx *storage.Tx) *storage.Tx { return withAudit(tx) }
