@@ -15,6 +15,7 @@ func areas() []areaBinder {
 		accountHandlers,
 		adminSwitchHandlers,
 		auditHandlers,
+		changeFeedHandlers,
 		clientHandlers,
 		entityHandlers,
 		keypairHandlers,
