@@ -305,6 +305,13 @@ func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
 	case "memory":
 		fmt.Fprintln(w, "  data: in memory only, lost when svc stops (`svc init` selects SQLite storage that is kept)")
 	}
+	if cfg.OTelEnabled {
+		ep := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		if ep == "" {
+			ep = "the exporter's default"
+		}
+		fmt.Fprintf(w, "  OpenTelemetry on: traces and metrics over OTLP to %s (SVC_OTEL_ENABLED, OTEL_EXPORTER_OTLP_*)\n", ep)
+	}
 	if cfg.IAMMode == "mock" {
 		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")
 		fmt.Fprintln(w, "  Do not expose this instance to untrusted networks; set SVC_IAM_MODE=jwt for real auth.")
