@@ -26,7 +26,8 @@ func TestSQLQueryAdvisoryLocksRefused(t *testing.T) {
 		for _, x := range []string{"", "xact_"} {
 			for _, shared := range []string{"", "_shared"} {
 				fn := "pg_" + try + "advisory_" + x + "lock" + shared
-				for _, args := range []string{"0x5356434d4947::bigint", "hashtext('svc.iam_keypair.rotate'), hashtext('a')"} {
+				// 91629961431367 is the migration lock key (0x5356434d4947, storage/postgres migrate.go).
+				for _, args := range []string{"91629961431367::bigint", "hashtext('svc.iam_keypair.rotate'), hashtext('a')"} {
 					t.Run(fn+"("+args+")", func(t *testing.T) {
 						p := env.queryResp("A", "shop", "SELECT "+fn+"("+args+")::text").problem(t, 400, "SQL_ERROR")
 						if p["sqlState"] != "42501" {
@@ -35,7 +36,7 @@ func TestSQLQueryAdvisoryLocksRefused(t *testing.T) {
 						cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 						defer cancel()
 						var free bool
-						if err := svc.QueryRow(cctx, "SELECT pg_try_advisory_lock(0x5356434d4947::bigint) AND pg_try_advisory_lock(hashtextextended('trusted:B', 0)) AND pg_try_advisory_lock(hashtext('svc.iam_keypair.rotate'), hashtext('a'))").Scan(&free); err != nil || !free {
+						if err := svc.QueryRow(cctx, "SELECT pg_try_advisory_lock(91629961431367::bigint) AND pg_try_advisory_lock(hashtextextended('trusted:B', 0)) AND pg_try_advisory_lock(hashtext('svc.iam_keypair.rotate'), hashtext('a'))").Scan(&free); err != nil || !free {
 							t.Fatalf("svc's locks after the request: free=%v %v", free, err)
 						}
 						if _, err := svc.Exec(cctx, "SELECT pg_advisory_unlock_all()"); err != nil {
