@@ -219,6 +219,15 @@ func TestOIDCProvidersOverHTTP(t *testing.T) {
 			t.Errorf("B %v: %d %s", op, r.status, r.raw)
 		}
 	}
+	// Another tenant may register the same identity provider, even with
+	// the same audiences (docs/decisions/0008-oidc-providers.md): 200, and
+	// each tenant lists only its own registration.
+	if r := f.call(t, "POST", "/oauth/oidc/providers", fedTenantB, reg); r.status != 200 || r.body["id"] == id {
+		t.Fatalf("another tenant's registration of the same URI: %d %s", r.status, r.raw)
+	}
+	if r := f.call(t, "GET", "/oauth/oidc/providers", fedTenantB, ""); r.status != 200 || len(r.list) != 1 {
+		t.Fatalf("B's list: %d %s", r.status, r.raw)
+	}
 	if r := f.call(t, "PATCH", "/oauth/oidc/providers/not-a-uuid", fedTenantA, `{}`); r.status != 400 {
 		t.Fatalf("bad id: %d", r.status)
 	}

@@ -22,7 +22,6 @@ import (
 	"svc/platform/telemetry"
 	"svc/scheduler"
 	"svc/search"
-	"svc/sqlschema"
 	"svc/storage/overlay"
 	"svc/streamdata"
 	"svc/traced"
@@ -154,7 +153,7 @@ func serve() int {
 		Search:    searchSvc,
 		Messages:  st.Messages,
 		Audit:     audit.New(st.Audits, st.Entities),
-		SQLSchema: sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout),
+		SQLSchema: sqlSchemaService(cfg, st),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

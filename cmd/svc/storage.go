@@ -6,7 +6,9 @@ import (
 	"os"
 	"time"
 
+	"svc/model"
 	"svc/platform/config"
+	"svc/sqlschema"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/modelcache"
@@ -54,7 +56,14 @@ func postgresOptions(cfg *config.Config) postgres.Options {
 		MaxConnIdleTime: cfg.PostgresMaxConnIdleTime, AcquireTimeout: cfg.PostgresAcquireTimeout,
 		StatementTimeout: cfg.PostgresStatementTimeout, IdleInTxTimeout: cfg.PostgresIdleInTxTimeout,
 		AutoMigrate: cfg.PostgresAutoMigrate, MigrateLockWait: cfg.PostgresMigrateLockTimeout,
+		SQLMaxConns: cfg.SQLMaxConnections, SQLMaxConnsPerTenant: cfg.SQLMaxConnectionsPerTenant,
 	}
+}
+
+// sqlSchemaService is the SQL Schema API over st with cfg's bounds.
+func sqlSchemaService(cfg *config.Config, st *stores) *sqlschema.Service {
+	return sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout).
+		WithMaxSchemas(cfg.SQLMaxSchemasPerTenant)
 }
 
 func sqliteOptions(cfg *config.Config) sqlite.Options {
