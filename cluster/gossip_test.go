@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 const testSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -51,18 +53,6 @@ func startNode(t *testing.T, id, secret string, seeds []string, timeout time.Dur
 	return g, addr, err
 }
 
-// waitFor polls cond every 20 ms for up to 60 s (a loaded machine).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func ids(ns []Node) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
@@ -85,7 +75,7 @@ func TestGossipMembershipBusAndTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []*Gossip{a, b, c} {
-		waitFor(t, "three live nodes on "+g.Self().ID, func() bool { return ids(g.Live()) == "n1,n2,n3" })
+		await.Until(t, await.Long, func() bool { return ids(g.Live()) == "n1,n2,n3" }, "three live nodes on %s", g.Self().ID)
 	}
 	if n, ok := c.Lookup("n1"); !ok || n.HTTPAddr != "http://n1" {
 		t.Fatalf("Lookup(n1) on n3 = %+v, %v", n, ok)
@@ -128,16 +118,16 @@ func TestGossipMembershipBusAndTags(t *testing.T) {
 	}
 
 	b.SetTags(map[string][]string{"tenant-a": {"py", "ml"}})
-	waitFor(t, "n1's tags on n3", func() bool {
+	await.Until(t, await.Long, func() bool {
 		n, _ := c.Lookup("n1")
 		return fmt.Sprint(n.Tags["tenant-a"]) == "[py ml]"
-	})
+	}, "n1's tags on n3")
 	if ok, detail := a.Report(); !ok || !strings.Contains(detail, "3 live") {
 		t.Fatalf("Report = %v %q", ok, detail)
 	}
 
 	c.Close()
-	waitFor(t, "n3 gone from n1", func() bool { return ids(b.Live()) == "n1,n2" })
+	await.Until(t, await.Long, func() bool { return ids(b.Live()) == "n1,n2" }, "n3 gone from n1")
 	if ok, _ := c.Report(); ok {
 		t.Fatal("a node that left reports ready")
 	}

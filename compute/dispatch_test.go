@@ -18,6 +18,7 @@ import (
 	"svc/compute/member"
 	"svc/compute/wire"
 	"svc/iam"
+	"svc/internal/await"
 	"svc/platform/apierr"
 	"svc/workflow"
 )
@@ -195,7 +196,7 @@ func TestMemberLossDuringCall(t *testing.T) {
 	_, err := (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc","responseTimeoutMs":10000}`), run("t1", `{}`))
 	wantAPI(t, err, workflow.CodeComputeMemberDisconnected, "compute member disconnected", true)
-	waitFor(t, func() bool { return s.Members("t1") == 0 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 }
 
 func TestDispatchWaitsForMember(t *testing.T) {
@@ -222,7 +223,7 @@ func TestEvictedMemberIsNotDispatched(t *testing.T) {
 	if _, err := recvUntilError(st); err == nil {
 		t.Fatal("silent member not evicted")
 	}
-	waitFor(t, func() bool { return s.Members("t1") == 0 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 	_, err := (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc"}`), run("t1", `{}`))
 	wantAPI(t, err, workflow.CodeNoComputeMemberForTag, "", true)
@@ -369,7 +370,7 @@ func TestWriteStallEvicts(t *testing.T) {
 	if disconnected == 0 {
 		t.Fatal("no call was pending on the stalled member")
 	}
-	waitFor(t, func() bool { return s.Members("t1") == 0 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 	_, err := recvUntilError(st)
 	if s, _ := status.FromError(err); s.Code() != codes.DeadlineExceeded || !strings.Contains(s.Message(), "send stalled") {
 		t.Fatalf("stream ended with %v", err)
@@ -500,7 +501,7 @@ func TestMemberRunReconnects(t *testing.T) {
 			member.Handlers{}, func(m *member.Member) { joins <- m.ID() })
 	}()
 	first := <-joins // after two refused attempts
-	waitFor(t, func() bool { return s1.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s1.Members("t1") == 1 }, "member count")
 
 	// The server goes away and comes back on the same address.
 	s1.Stop()
@@ -514,12 +515,12 @@ func TestMemberRunReconnects(t *testing.T) {
 	if second := <-joins; second == first {
 		t.Fatal("reconnect reused the old member id")
 	}
-	waitFor(t, func() bool { return s2.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s2.Members("t1") == 1 }, "member count")
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run returned %v", err)
 	}
-	waitFor(t, func() bool { return s2.Members("t1") == 0 })
+	await.Until(t, await.Long, func() bool { return s2.Members("t1") == 0 }, "member count")
 }
 
 // TestGreetedMemberIsDispatchable: once member.Connect returns (the greet

@@ -9,6 +9,7 @@ import (
 
 	"svc/compute/member"
 	"svc/compute/wire"
+	"svc/internal/await"
 	"svc/workflow"
 )
 
@@ -66,7 +67,7 @@ func TestTagRoutingIsExact(t *testing.T) {
 	connect(t, addr, "m2m-t1", member.Handlers{Processor: func(context.Context, *member.Call) (json.RawMessage, error) {
 		return nil, nil
 	}}, "cyoda_application")
-	waitFor(t, func() bool { return s.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 	for _, tags := range []string{"Cyoda_Application", "cyoda_app", "CYODA_APPLICATION"} {
 		_, err := e.Create(context.Background(), procSet(t, "SYNC", `{"calculationNodesTags":"`+tags+`"}`), run("t1", `{}`))
 		if err == nil || !strings.Contains(err.Error(), "NO_COMPUTE_MEMBER_FOR_TAG") {

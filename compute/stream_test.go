@@ -11,6 +11,7 @@ import (
 
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
+	"svc/internal/await"
 )
 
 func TestJoinRules(t *testing.T) {
@@ -66,25 +67,9 @@ func TestJoinGreet(t *testing.T) {
 		if ev.GetSource() != wire.ServerSource || ev.GetSpecVersion() != "1.0" || ev.GetId() == "" {
 			t.Fatalf("envelope %v", ev)
 		}
-		waitFor(t, func() bool { return s.Members("t1") == 1 })
+		await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 		cancel()
-		waitFor(t, func() bool { return s.Members("t1") == 0 })
-	}
-}
-
-// waitBound bounds every wait of this package's tests.
-const waitBound = 60 * time.Second
-
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	// Generous: the suite runs on a loaded 2-core machine; the loop ends
-	// as soon as the condition holds.
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not reached in %s", waitBound)
-		}
-		time.Sleep(5 * time.Millisecond)
+		await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 	}
 }
 
@@ -132,7 +117,7 @@ func TestKeepAliveAndEviction(t *testing.T) {
 		t.Fatalf("acking member was dropped: %v", good.Err())
 	default:
 	}
-	waitFor(t, func() bool { return s.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 }
 
 func TestServerEchoesNoKeepAlive(t *testing.T) {

@@ -32,6 +32,7 @@ import (
 	"svc/compute/pb/cloudapi"
 	"svc/compute/wire"
 	"svc/entity"
+	"svc/internal/await"
 	"svc/model"
 	"svc/platform/config"
 	"svc/search"
@@ -364,7 +365,7 @@ func TestClusterDispatchErrors(t *testing.T) {
 		t.Fatalf("DISPATCH_TIMEOUT not retryable after the hop: %v", p)
 	}
 	slow.Close()
-	waitFor(t, func() bool { n, _ := env.mesh.View("B").Lookup("A"); return len(n.Tags["T"]) == 0 })
+	await.Until(t, await.Long, func() bool { n, _ := env.mesh.View("B").Lookup("A"); return len(n.Tags["T"]) == 0 }, "A's tags gone from B's view")
 
 	// A member that joins A while B waits is found by the poll.
 	got := make(chan struct{}, 2)
@@ -382,17 +383,6 @@ func TestClusterDispatchErrors(t *testing.T) {
 		}}, "far")
 	r := <-done
 	r.ok(t)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 20 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestClusterTxRoutingErrors: the router's answers before any proxying:

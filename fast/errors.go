@@ -37,6 +37,8 @@ var codeStatus = map[string]int{
 	"KEY_OWNED_BY_DIFFERENT_TENANT":    409,
 	"OIDC_PROVIDER_DUPLICATE":          409,
 	"OIDC_PROVIDER_INACTIVE":           409,
+	"SQL_SCHEMA_LIMIT_REACHED":         409,
+	"SQL_SCHEMA_IN_USE":                409,
 	"TRANSACTION_EXPIRED":              410,
 	"ENTITY_MODIFIED":                  412,
 	"TOO_MANY_ENTITIES":                413,
@@ -46,12 +48,14 @@ var codeStatus = map[string]int{
 	"COMPOSITE_KEY_UNSUPPORTED":        422,
 	"GROUP_CARDINALITY_EXCEEDED":       422,
 	"PRECONDITION_REQUIRED":            428,
+	"SQL_TENANT_CONNECTIONS_BUSY":      429,
 	"SERVER_ERROR":                     500,
 	"NOT_IMPLEMENTED":                  501,
 	"NOT_IMPLEMENTED_BY_BACKEND":       501,
 	"SQL_NAME_CLASH":                   422,
 	"SEARCH_QUEUE_FULL":                503,
 	"SERVICE_UNAVAILABLE":              503,
+	"SQL_CONNECTIONS_BUSY":             503,
 	"NO_COMPUTE_MEMBER_FOR_TAG":        503,
 	"DISPATCH_TIMEOUT":                 503,
 	"COMPUTE_MEMBER_DISCONNECTED":      503,
@@ -66,7 +70,8 @@ var codeStatus = map[string]int{
 const statusClientClosed = 499
 
 // retryableCodes are retryable whatever the caller says.
-var retryableCodes = map[string]bool{"CONFLICT": true, "SEARCH_QUEUE_FULL": true, "SERVICE_UNAVAILABLE": true}
+var retryableCodes = map[string]bool{"CONFLICT": true, "SEARCH_QUEUE_FULL": true, "SERVICE_UNAVAILABLE": true,
+	"SQL_TENANT_CONNECTIONS_BUSY": true, "SQL_CONNECTIONS_BUSY": true}
 
 // writeError renders any error a handler got: catalogue errors with their
 // status and properties, storage sentinels as their generic codes, and

@@ -666,12 +666,13 @@ func opDocTable() map[string]opDoc {
 			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
-			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404},
+			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
+				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"deleteSchemaByName": {
 			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
 			ok:     okJSON("Deleted.", Map{"type": "string"}),
-			errs:   []errDoc{e(404, "Not found.")},
+			errs:   []errDoc{e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 		"genTables": {
 			ok:   okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
@@ -682,7 +683,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"putSchema": {
 			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH.")},
+			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
@@ -695,7 +696,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"deleteSchema": {
 			ok:   okJSON("Deleted.", Map{"type": "string"}),
-			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
+			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 
 		// Token endpoint: OAuth bodies, handled specially in tokenOperation.
@@ -718,24 +719,25 @@ func opDocTable() map[string]opDoc {
 // parameters, by name.
 func pathParamDocs() map[string]pathParamDoc {
 	return map[string]pathParamDoc{
-		"entityId":      {"Entity id.", uuidS("")},
-		"entityName":    {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"modelVersion":  {"Entity model version.", Map{"type": "integer", "format": "int32"}},
-		"format":        {"Body format.", enum("", "JSON", "XML")},
-		"transition":    {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"transactionId": {"Transaction id returned by a write.", uuidS("")},
-		"jobId":         {"Asynchronous search job id.", uuidS("")},
-		"messageId":     {"Message id.", uuidS("")},
-		"subject":       {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
-		"converter":     {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
-		"dataFormat":    {"Body format.", enum("", "JSON", "XML")},
-		"changeLevel":   {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
-		"clientId":      {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
-		"keyId":         {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
-		"id":            {"OIDC provider registration id.", uuidS("")},
-		"entityModelId": {"Model id.", uuidS("")},
-		"schemaName":    {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"schemaId":      {"SQL schema id.", uuidS("")},
+		"entityId":       {"Entity id.", uuidS("")},
+		"entityName":     {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"modelVersion":   {"Entity model version.", Map{"type": "integer", "format": "int32"}},
+		"format":         {"Body format.", enum("", "JSON", "XML")},
+		"transition":     {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"transactionId":  {"Transaction id returned by a write.", uuidS("")},
+		"jobId":          {"Asynchronous search job id.", uuidS("")},
+		"messageId":      {"Message id.", uuidS("")},
+		"subject":        {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
+		"converter":      {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
+		"dataFormat":     {"Body format.", enum("", "JSON", "XML")},
+		"changeLevel":    {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
+		"clientId":       {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
+		"keyId":          {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
+		"id":             {"OIDC provider registration id.", uuidS("")},
+		"entityModelId":  {"Model id.", uuidS("")},
+		"schemaName":     {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"schemaId":       {"SQL schema id.", uuidS("")},
+		"subscriptionId": {"Change-feed subscription id.", Map{"type": "string", "minLength": 1}},
 	}
 }
 

@@ -54,7 +54,9 @@ func sqlExtensionDocs() map[string]opDoc {
 					"text/csv":             Map{"schema": Map{"type": "string"}},
 				},
 			},
-			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."), pg501},
+			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."),
+				e(429, "SQL_TENANT_CONNECTIONS_BUSY: the tenant's queries hold SVC_SQL_MAX_CONNECTIONS_PER_TENANT connections; retry after Retry-After seconds."),
+				e(503, "SQL_CONNECTIONS_BUSY: svc's SVC_SQL_MAX_CONNECTIONS SQL connections are all in use; retry after Retry-After seconds."), pg501},
 		},
 		"sqlCredentials": {
 			desc:   "The login of the schema's read-only PostgreSQL role (a password is issued on first use). Tenant admins only.",
@@ -103,6 +105,11 @@ func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
 			if err != nil {
 				cancel()
 				s.writeError(ctx, err)
+				if st := ctx.Response.StatusCode(); st == 429 || st == 503 {
+					// Past a connection bound (sqlschema.busy): nothing was
+					// queued; a query slot frees within a statement's time.
+					ctx.Response.Header.Set("Retry-After", "1")
+				}
 				return
 			}
 			asCSV := strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/csv")

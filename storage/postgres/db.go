@@ -27,6 +27,10 @@ type Options struct {
 	IdleInTxTimeout  time.Duration
 	AutoMigrate      bool
 	MigrateLockWait  time.Duration
+	// SQLMaxConns and SQLMaxConnsPerTenant bound the connections made as
+	// SQL schema roles for POST /sql/query, in total and per tenant
+	// (sqlschema_pool.go); 0 means the default.
+	SQLMaxConns, SQLMaxConnsPerTenant int
 }
 
 // DB is an open engine.

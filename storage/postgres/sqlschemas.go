@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/storage"
 )
@@ -190,7 +194,13 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 	return checkRoleRights(ctx, tx, role)
 }
 
-// DeleteSQLSchema drops the record, its views and its role.
+// DeleteSQLSchema drops the record, its views and its role. The role's
+// sessions are ended first (svc's pooled ones and direct logins with the
+// issued credentials): a session inside a transaction over a view would
+// otherwise hold DROP SCHEMA until it ended. What still holds the role —
+// an object it owns (a large object a direct login made), a session that
+// could not be ended and keeps a lock — comes back as
+// storage.SQLSchemaInUseError and nothing is deleted.
 func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) error {
 	c, err := s.db.acquire(ctx)
 	if err != nil {
@@ -198,6 +208,11 @@ func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) err
 	}
 	defer c.Release()
 	var role string
+	if err := c.QueryRow(ctx, `SELECT pg_role FROM sql_schemas WHERE tenant = $1 AND id = $2::uuid`, tenant, id).Scan(&role); err != nil {
+		return notFoundOr(err, "delete SQL schema")
+	}
+	s.db.rolePools().forget(role)
+	unended := endSessions(ctx, c, role)
 	err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		var schema string
 		err := tx.QueryRow(ctx, `DELETE FROM sql_schemas WHERE tenant = $1 AND id = $2::uuid RETURNING pg_schema, pg_role`,
@@ -205,16 +220,61 @@ func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) err
 		if err != nil {
 			return notFoundOr(err, "delete SQL schema")
 		}
+		// A session that could not be ended may hold a lock on a view:
+		// give up soon rather than hold this connection (and the caller)
+		// for the statement timeout.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+			return fmt.Errorf("postgres: dropping SQL schema: %w", err)
+		}
 		if _, err := tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+ident(schema)+" CASCADE"); err != nil {
-			return fmt.Errorf("postgres: dropping SQL schema views: %w", err)
+			return inUse(err, unended, "dropping SQL schema views")
 		}
 		if _, err := tx.Exec(ctx, "DROP ROLE IF EXISTS "+ident(role)); err != nil {
-			return fmt.Errorf("postgres: dropping SQL schema role: %w", err)
+			return inUse(err, unended, "dropping SQL schema role")
 		}
 		return nil
 	})
-	if err == nil {
-		s.db.rolePools().forget(role)
-	}
+	// Connections leased while the schema was being dropped close as
+	// their queries end.
+	s.db.rolePools().forget(role)
 	return err
+}
+
+// endSessions terminates role's sessions, waiting for each to exit (its
+// locks and temporary objects go with it), and returns how many it could
+// not end (svc's user may lack the right to signal them).
+func endSessions(ctx context.Context, c *pgxpool.Conn, role string) int {
+	rows, err := c.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()`, role)
+	if err != nil {
+		return 0
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return 0
+	}
+	unended := 0
+	for _, pid := range pids {
+		var ok bool
+		if err := c.QueryRow(ctx, `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
+			unended++
+		}
+	}
+	return unended
+}
+
+// inUse reports what keeps a schema's role from being dropped as
+// storage.SQLSchemaInUseError, naming it; other failures stay internal.
+func inUse(err error, unended int, what string) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "2BP01": // dependent_objects_still_exist: the detail lists them
+			return &storage.SQLSchemaInUseError{Reason: "the schema's PostgreSQL role owns database objects (" +
+				strings.ReplaceAll(pe.Detail, "\n", "; ") + "); remove them, then delete the schema again"}
+		case "55P03": // lock_not_available
+			return &storage.SQLSchemaInUseError{Reason: fmt.Sprintf("a session of the schema's PostgreSQL role holds a lock on its views "+
+				"(%d session(s) could not be ended); end it, then delete the schema again", unended)}
+		}
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
 }
