@@ -46,6 +46,7 @@ func (e *sqlEnv) login(t *testing.T, tenant, schema string) (*pgx.Conn, storage.
 // then makes one and gives it to the role, as objects made before that
 // hardening, or by an administrator, still are.
 func TestSQLSchemaDeleteInUse(t *testing.T) {
+	t.Parallel()
 	env := newSQLEnv(t, "postgres")
 	env.lockedModel("A", "orders", 1, ordersSample)
 	env.create("A", "orders", 1, ordersSample)

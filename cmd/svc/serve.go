@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svc/audit"
+	"svc/changefeed"
 	"svc/cluster/invalidate"
 	"svc/compute/crud"
 	"svc/entity"
@@ -128,7 +129,15 @@ func serve() int {
 	// The entity service gates writes through modelSvc (Admit); modelSvc
 	// counts entities (unlock, delete) in the store the entity service
 	// reads, with the joined transaction's writes over it.
-	entities := overlay.Entities(traced.Entities(tel, st.Entities))
+	// The change feed: the Recorder sits on the engine, so every commit
+	// of a watched model carries its events into the engine's transaction.
+	feed, err := startChangeFeed(cfg, st, cl, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer feed.stop()
+	entities := overlay.Entities(traced.Entities(tel, changefeed.NewRecorder(st.Entities, feed.watched, feed.committed)))
 	modelSvc := model.New(st.Models, model.StoreCounter{Store: entities}, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
 		model.WithCacheLease(cfg.ModelCacheLease))
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log,
@@ -158,6 +167,9 @@ func serve() int {
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
 		Cluster:     xn.httpDeps(),
+
+		Changes:   feed.svc,
+		ChangeHub: feed.hub,
 	}
 	if jwt != nil {
 		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
@@ -202,6 +214,12 @@ func serve() int {
 	signal.Ignore(syscall.SIGPIPE)
 	fed.run(ctx)
 
+	// Streams end before the HTTP drain waits on them: each gets its
+	// final event and resumes on another node (or this one, restarted).
+	go func() {
+		<-ctx.Done()
+		feed.hub.Stop()
+	}()
 	// A second signal during the drain forces exit.
 	go func() {
 		<-ctx.Done()
