@@ -41,6 +41,7 @@ func (e *sqlEnv) login(t *testing.T, tenant, schema string) (*pgx.Conn, storage.
 // object is gone. Before the fix the first case answered 500 after the
 // statement timeout and the last 500 at once.
 func TestSQLSchemaDeleteInUse(t *testing.T) {
+	t.Parallel()
 	env := newSQLEnv(t, "postgres")
 	env.lockedModel("A", "orders", 1, ordersSample)
 	env.create("A", "orders", 1, ordersSample)
