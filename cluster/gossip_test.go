@@ -15,6 +15,12 @@ import (
 
 const testSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
+// freeAddr picks an address for a gossip node. JoinGossip must be given its
+// port: memberlist binds TCP and UDP on that one port and advertises it, so
+// binding :0 and reading the address back does not apply. The pick is a
+// probe (listen on :0, read, close): handedOut keeps two nodes of this binary
+// apart, and startNode retries with a fresh address when another process
+// took the port in between ("address already in use").
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	handedOut.Lock()
@@ -43,14 +49,19 @@ var handedOut = struct {
 
 func startNode(t *testing.T, id, secret string, seeds []string, timeout time.Duration) (*Gossip, string, error) {
 	t.Helper()
-	addr := freeAddr(t)
-	g, err := JoinGossip(context.Background(), GossipConfig{NodeID: id, HTTPAddr: "http://" + id, BindAddr: addr,
-		Seeds: seeds, HMACSecret: secret, StartupTimeout: timeout, StabilityWindow: 200 * time.Millisecond,
-		Log: slog.New(slog.DiscardHandler)})
-	if err == nil {
-		t.Cleanup(g.Close)
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		g, err := JoinGossip(context.Background(), GossipConfig{NodeID: id, HTTPAddr: "http://" + id, BindAddr: addr,
+			Seeds: seeds, HMACSecret: secret, StartupTimeout: timeout, StabilityWindow: 200 * time.Millisecond,
+			Log: slog.New(slog.DiscardHandler)})
+		if err != nil && attempt < 3 && strings.Contains(err.Error(), "address already in use") {
+			continue // the probed port was taken before memberlist bound it (memberlist formats the error with %v: match its text)
+		}
+		if err == nil {
+			t.Cleanup(g.Close)
+		}
+		return g, addr, err
 	}
-	return g, addr, err
 }
 
 func ids(ns []Node) string {

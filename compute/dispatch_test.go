@@ -79,6 +79,7 @@ func wantAPI(t *testing.T, err error, code, contains string, retryable bool) {
 }
 
 func TestSyncProcessorAndCriteriaOverGRPC(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	var got seen
 	connect(t, addr, "m2m-t1", member.Handlers{
@@ -125,6 +126,7 @@ func TestSyncProcessorAndCriteriaOverGRPC(t *testing.T) {
 }
 
 func TestProcessorFailureModesOverGRPC(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	release := make(chan struct{})
 	connect(t, addr, "m2m-t1", member.Handlers{
@@ -180,6 +182,7 @@ func TestProcessorFailureModesOverGRPC(t *testing.T) {
 }
 
 func TestMemberLossDuringCall(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	entered := make(chan struct{})
 	m := connect(t, addr, "m2m-t1", member.Handlers{
@@ -200,6 +203,7 @@ func TestMemberLossDuringCall(t *testing.T) {
 }
 
 func TestDispatchWaitsForMember(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{DispatchWaitTimeout: 5 * time.Second})
 	done := make(chan error, 1)
 	go func() {
@@ -217,6 +221,7 @@ func TestDispatchWaitsForMember(t *testing.T) {
 }
 
 func TestEvictedMemberIsNotDispatched(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 100 * time.Millisecond})
 	st, _ := rawStream(t, addr, "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"id":"s","tags":["calc"]}`))
@@ -233,6 +238,7 @@ func TestEvictedMemberIsNotDispatched(t *testing.T) {
 // member: a missing success fails, a missing matches is no match, extra
 // fields are ignored, responses for unknown requests are dropped.
 func TestRawResponses(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	st, _ := rawStream(t, addr, "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"tags":["raw"]}`))
@@ -273,6 +279,7 @@ func TestRawResponses(t *testing.T) {
 }
 
 func TestStopFailsPendingCalls(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +305,7 @@ func TestStopFailsPendingCalls(t *testing.T) {
 }
 
 func TestScheduleFunctionOverGRPC(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	connect(t, addr, "m2m-t1", member.Handlers{
 		Function: func(ctx context.Context, c *member.Call) (string, json.RawMessage, error) {
@@ -323,6 +331,7 @@ func TestScheduleFunctionOverGRPC(t *testing.T) {
 // reading is evicted once a send has been stuck for the keep-alive timeout,
 // and the calls queued to it fail as disconnected.
 func TestWriteStallEvicts(t *testing.T) {
+	t.Parallel()
 	// The timeout leaves room for the keep-alive sender to be starved by
 	// the race detector on a loaded machine: only the stall may evict.
 	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: 3 * time.Second})
@@ -380,6 +389,7 @@ func TestWriteStallEvicts(t *testing.T) {
 // TestRequestWireShape checks the raw JSON a member receives against the
 // field names of docs/decisions/0019-compute-members.md, independently of the wire structs.
 func TestRequestWireShape(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	st, _ := rawStream(t, addr, "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"tags":["raw"]}`))
@@ -486,6 +496,7 @@ func (f *flaky) VerifyToken(ctx context.Context, tok string) (*iam.Principal, er
 }
 
 func TestMemberRunReconnects(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestJoinRules(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{})
 	for _, tc := range []struct {
 		name, token string
@@ -43,6 +44,7 @@ func TestJoinRules(t *testing.T) {
 }
 
 func TestJoinGreet(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	for _, join := range []*ce.CloudEvent{
 		textEvent(wire.TypeJoin, `{"id":"j1","tags":["a"],"joinedLegalEntityId":"t1"}`),
@@ -74,6 +76,7 @@ func TestJoinGreet(t *testing.T) {
 }
 
 func TestKeepAliveAndEviction(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: time.Second})
 	// A member that acks (the member package does) stays connected.
 	good := connect(t, addr, "m2m-t1", noHandlers, "keep")
@@ -121,6 +124,7 @@ func TestKeepAliveAndEviction(t *testing.T) {
 }
 
 func TestServerEchoesNoKeepAlive(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{KeepaliveInterval: time.Hour, KeepaliveTimeout: time.Hour})
 	st, cancel := rawStream(t, addr, "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"id":"j","tags":[]}`))
@@ -142,6 +146,7 @@ func TestServerEchoesNoKeepAlive(t *testing.T) {
 }
 
 func TestNoVerifierNoMembers(t *testing.T) {
+	t.Parallel()
 	s := New(Config{}, nil, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

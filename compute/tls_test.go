@@ -48,6 +48,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 }
 
 func TestTLSListener(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	// cmd/svc loads the pair named by SVC_TLS_CERT_FILE/SVC_TLS_KEY_FILE
 	// the same way (TestComputeConfig).

@@ -16,6 +16,7 @@ import (
 // TestEntityAPI runs the entity and stats API over real HTTP on every
 // engine, one database per engine.
 func TestEntityAPI(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newEntityEnv(t, engine)

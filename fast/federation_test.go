@@ -118,6 +118,7 @@ const (
 )
 
 func TestTrustedKeysDisabledOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, false)
 	for _, op := range [][2]string{{"GET", "/oauth/keys/trusted"}, {"POST", "/oauth/keys/trusted"}, {"DELETE", "/oauth/keys/trusted/k1"},
 		{"POST", "/oauth/keys/trusted/k1/invalidate"}, {"POST", "/oauth/keys/trusted/k1/reactivate"}} {
@@ -133,6 +134,7 @@ func TestTrustedKeysDisabledOverHTTP(t *testing.T) {
 }
 
 func TestTrustedKeysOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, true)
 	jwk := federationtest.JWK("k1", &federationtest.Key(0).PublicKey)
 	r := f.call(t, "POST", "/oauth/keys/trusted", fedTenantA, `{"keyId":"k1","jwk":`+jwk+`,"audience":"client","issuers":[]}`)
@@ -187,6 +189,7 @@ func TestTrustedKeysOverHTTP(t *testing.T) {
 }
 
 func TestOIDCProvidersOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, false)
 	reg := `{"wellKnownConfigUri":"` + f.idp.WellKnown() + `","expectedAudiences":["app-a"],"rolesClaim":"realm_access.roles"}`
 	r := f.call(t, "POST", "/oauth/oidc/providers", fedTenantA, reg)

@@ -48,6 +48,7 @@ func instantEndpoints(id string) []instantEndpoint {
 }
 
 func TestInstantParametersRange(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newSearchEnv(t, engine, nil)
@@ -100,6 +101,7 @@ func instantCall(e *entityEnv, ep instantEndpoint, v string) entityResp {
 
 // Audit bounds are instants too.
 func TestAuditTimeParametersRange(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newAuditEnv(t, engine)
@@ -123,6 +125,7 @@ func TestAuditTimeParametersRange(t *testing.T) {
 
 // Stream data's pointTime is epoch milliseconds.
 func TestStreamDataPointTimeRange(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -161,6 +164,7 @@ func TestStreamDataPointTimeRange(t *testing.T) {
 
 // POST /sql/query's pointTime (PostgreSQL only).
 func TestSQLQueryPointTimeRange(t *testing.T) {
+	t.Parallel()
 	env := newSQLEnv(t, "postgres")
 	env.lockedModel("A", "orders", 1, ordersSample)
 	env.create("A", "orders", 1, ordersSample)

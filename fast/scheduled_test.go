@@ -102,6 +102,7 @@ func itemsOf(p auditPage, typ string) []auditItem {
 // TestScheduledTransitionsHTTP is behaviour 30 over real HTTP with a
 // running scheduler, on every engine.
 func TestScheduledTransitionsHTTP(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newScheduledEnv(t, engine)

@@ -85,6 +85,7 @@ func (e *sqlEnv) longSQL(t *testing.T, su *pgx.Conn, tenant string) <-chan struc
 // Before the bounds, A's second query ran (its role pool allowed 4) and
 // schemas were unbounded.
 func TestSQLConnectionBoundsHTTP(t *testing.T) {
+	t.Parallel()
 	env := newSQLEnvWith(t, "postgres", sqlLimits{conns: 2, connsPerTenant: 1, schemas: 2})
 	for _, tn := range []string{"A", "B", "C"} {
 		env.lockedModel(tn, "orders", 1, ordersSample)

@@ -125,6 +125,7 @@ const nobelSample = `{"category":"chemistry","year":"2020","laureates":[{"firstn
 // TestSQLSchemaAPI drives the nine operations on both engines
 // (docs/decisions/0024-sql-schema.md).
 func TestSQLSchemaAPI(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newSQLEnv(t, engine)

@@ -10,6 +10,7 @@ import (
 // field before any row; before the fix 2^63-1 answered 200 with an in-band
 // SERVER_ERROR, and -1 named "offset" for either field.
 func TestStreamDataPositionBounds(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)

@@ -68,6 +68,7 @@ func wantSuccess(t *testing.T, r apiResp) {
 }
 
 func TestWorkflowImportExportModes(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema) // import needs no lock
 		imp := func(body []byte) apiResp { return e.call("A", "POST", "/model/order/1/workflow/import", body) }
@@ -113,6 +114,7 @@ func TestWorkflowImportExportModes(t *testing.T) {
 }
 
 func TestWorkflowImportErrors(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema)
 		imp := func(path string, body []byte) apiResp { return e.call("A", "POST", path, body) }
@@ -170,6 +172,7 @@ func TestWorkflowImportErrors(t *testing.T) {
 }
 
 func TestWorkflowExportErrors(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		props := e.call("A", "GET", "/model/nope/1/workflow/export", nil).problem(t, 404, "MODEL_NOT_FOUND")
 		wantKeyProps(t, props, "nope", 1)
@@ -182,6 +185,7 @@ func TestWorkflowExportErrors(t *testing.T) {
 }
 
 func TestWorkflowTenantIsolation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema)
 		wantSuccess(t, e.call("A", "POST", "/model/order/1/workflow/import", wfImport("MERGE", wfDef("mine", ""))))
@@ -205,6 +209,7 @@ func TestWorkflowTenantIsolation(t *testing.T) {
 }
 
 func TestWorkflowAreaIs501WithoutModelService(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	if r := do(s, "GET", "/api/model/a/1/workflow/export"); r.StatusCode() != 501 {
 		t.Errorf("export without a model service: %d", r.StatusCode())
@@ -220,6 +225,7 @@ func TestWorkflowAreaIs501WithoutModelService(t *testing.T) {
 // keys take effect and export renders only what svc knows
 // (docs/decisions/0016-workflow-definitions.md).
 func TestWorkflowImportIgnoresUnknownKeys(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema)
 		body := []byte(`{"importMode":"MERGE","source":"studio","workflows":[{"version":"1.3","name":"w","layout":{"x":1},"initialState":"NEW",` +

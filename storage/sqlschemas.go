@@ -70,10 +70,11 @@ type SQLQuery struct {
 }
 
 // SQLCursor is an open query result. Next returns the next row (nil at
-// the end); Close releases the connection and must always be called.
+// the end) in the neutral value model; Close releases the connection and
+// must always be called.
 type SQLCursor interface {
 	Columns() []string
-	Next() ([]any, error)
+	Next() ([]SQLValue, error)
 	Close()
 }
 

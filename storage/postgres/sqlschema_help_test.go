@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -117,8 +119,50 @@ func TestSQLHelpRoleSentences(t *testing.T) {
 				"CREATE TEMPORARY VIEW v AS SELECT 1", "CREATE SCHEMA s", "CREATE FUNCTION "+schema+".f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
 				"SELECT lo_create(0)", "SELECT lo_from_bytea(0, 'x')")
 		},
-		"The role cannot send `NOTIFY` payloads (`pg_notify`) or logical WAL messages (`pg_logical_emit_message`).": func(t *testing.T) {
+		"The role cannot call `pg_notify` or `pg_logical_emit_message`; the `NOTIFY` command itself cannot be revoked in PostgreSQL and works from a direct login, read-only or not (svc listens on no channel).": func(t *testing.T) {
 			refused(t, "SELECT pg_notify('c', 'x')", "SELECT pg_logical_emit_message(false, 'p', 'x')")
+			if _, err := c.Exec(ctx, "NOTIFY c, 'x'"); err != nil {
+				t.Errorf("NOTIFY in a read-only session: %v", err)
+			}
+			if n := countInCode(t, "LISTEN "); n != 0 {
+				t.Errorf("svc's code LISTENs (%d places): revisit this line", n)
+			}
+		},
+		"Once a session turns read-only off, the role can change its own password and session defaults (`ALTER ROLE CURRENT_USER`), as every PostgreSQL role can: svc's limits do not depend on those defaults, and `POST {ctx}/sql/credentials/rotate` gives svc's own access back.": func(t *testing.T) {
+			// A tenant of its own: changing the password breaks svc's pool
+			// for that schema until rotation.
+			d := newSecTenant(t, s, "help-delta-tenant", "helpd")
+			c := d.connect(t, "")
+			if _, err := c.Exec(ctx, "SET default_transaction_read_only = off"); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"ALTER ROLE CURRENT_USER SET statement_timeout = 0", "ALTER ROLE CURRENT_USER SET default_transaction_read_only = off",
+				"ALTER ROLE CURRENT_USER PASSWORD 'changed-by-the-tenant'"} {
+				if _, err := c.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			// A new session gets the changed defaults, and is still cancelled
+			// at the limit and still cannot write.
+			d.login.Password = "changed-by-the-tenant"
+			c2 := d.connect(t, "")
+			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			if _, err := c2.Exec(wctx, "SELECT pg_sleep(600)"); wctx.Err() != nil || sqlState(err) != "57014" {
+				t.Fatalf("long statement with the changed defaults: %v", err)
+			}
+			if _, err := c2.Exec(ctx, "CREATE TEMPORARY TABLE t (a int)"); sqlState(err) != "42501" {
+				t.Fatalf("temporary table with the changed defaults: %v", err)
+			}
+			if _, err := d.apiQuery(ctx, s, "SELECT current_setting('transaction_read_only')"); err == nil {
+				t.Log("svc's pool kept a connection made with the old password")
+			}
+			if _, err := s.SQLCredentials(ctx, d.tenant, d.id, true); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := d.apiQuery(ctx, s, "SELECT current_setting('transaction_read_only')"); err != nil || strings.Join(out, "") != "on" {
+				t.Fatalf("after rotation: %v %v", out, err)
+			}
 		},
 		"The role cannot take advisory locks: every `pg_advisory_*` and `pg_try_advisory_*` function is refused, so it cannot hold a lock svc or another tenant waits for.": func(t *testing.T) {
 			// TestSQLTenantAdvisoryLocks runs every form against svc's own
@@ -222,4 +266,34 @@ func hashName(tenant, id string) string {
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// countInCode counts the Go and SQL files of the repository that contain
+// s outside tests.
+func countInCode(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || strings.HasSuffix(p, "_test.go") || !(strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".sql")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), s) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -109,7 +109,8 @@ type sqlCursor struct {
 	inTx  bool
 	rows  pgx.Rows
 	cols  []string
-	first []any
+	conv  []*sqlColumn
+	first []storage.SQLValue
 	done  bool
 }
 
@@ -128,11 +129,11 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	// inlined extraction expressions made it compile for longer than the
 	// query ran (a GROUP BY over 100k root rows).
 	c.inTx = true
-	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL jit = off; SELECT set_config('svc.point_time', %s, true)",
-		timeout.Milliseconds(), literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL jit = off; %s; SELECT set_config('svc.point_time', %s, true)",
+		timeout.Milliseconds(), sqlOutputSettings, literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("postgres: begin SQL query: %w", err)
 	}
-	rows, err := c.conn.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec)
+	rows, err := c.conn.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec, sqlTextResults)
 	if err != nil {
 		return statementError(err)
 	}
@@ -140,6 +141,7 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	for _, fd := range rows.FieldDescriptions() {
 		c.cols = append(c.cols, fd.Name)
 	}
+	c.conv = sqlColumnsOf(rows.FieldDescriptions())
 	first, err := c.next()
 	if err != nil {
 		return err
@@ -150,7 +152,7 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 
 func (c *sqlCursor) Columns() []string { return c.cols }
 
-func (c *sqlCursor) next() ([]any, error) {
+func (c *sqlCursor) next() ([]storage.SQLValue, error) {
 	if c.done {
 		return nil, nil
 	}
@@ -161,14 +163,15 @@ func (c *sqlCursor) next() ([]any, error) {
 		}
 		return nil, nil
 	}
-	vals, err := c.rows.Values()
-	if err != nil {
-		return nil, statementError(err)
+	raw := c.rows.RawValues()
+	vals := make([]storage.SQLValue, len(raw))
+	for i, b := range raw {
+		vals[i] = c.conv[i].value(b)
 	}
 	return vals, nil
 }
 
-func (c *sqlCursor) Next() ([]any, error) {
+func (c *sqlCursor) Next() ([]storage.SQLValue, error) {
 	if c.first != nil {
 		r := c.first
 		c.first = nil

@@ -100,7 +100,7 @@ func (st *secTenant) apiQuery(ctx context.Context, s *SQLSchemas, sql string) ([
 			return out, nil
 		}
 		for _, v := range row {
-			out = append(out, fmt.Sprint(v))
+			out = append(out, v.Text)
 		}
 	}
 }
