@@ -27,19 +27,19 @@ func TestCheckAuthNamesTheFlags(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, tc := range []struct {
-		c    Client
+		c    *Client
 		want string // "" for success
 	}{
-		{Client{}, "--token (or SVC_CLI_TOKEN), or --client-id and --client-secret"},
-		{Client{Token: "stale"}, "refused the token of --token / SVC_CLI_TOKEN"},
-		{Client{ClientID: "c", ClientSecret: "s"}, "did not issue a token for --client-id c"},
-		{Client{Token: "good"}, ""},
+		{&Client{}, "--token (or SVC_CLI_TOKEN), or --client-id and --client-secret"},
+		{&Client{Token: "stale"}, "refused the token of --token / SVC_CLI_TOKEN"},
+		{&Client{ClientID: "c", ClientSecret: "s"}, "did not issue a token for --client-id c"},
+		{&Client{Token: "good"}, ""},
 	} {
 		tc.c.URL = srv.URL + "/api"
 		err := tc.c.CheckAuth(context.Background())
 		if tc.want == "" {
 			if err != nil {
-				t.Errorf("%+v: %v", tc.c, err)
+				t.Errorf("token %q: %v", tc.c.Token, err)
 			}
 			continue
 		}
