@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -596,8 +597,9 @@ func TestClusterScriptStartsNodes(t *testing.T) {
 	// outgoing connections take their ports.
 	base := 20000 + int(time.Now().UnixNano()%12000)
 	cmd := exec.Command("bash", "../../scripts/cluster.sh", "2")
+	logDir := t.TempDir()
 	cmd.Env = cleanEnv(t, "SVC_POSTGRES_URL="+db, "SVC_BIN="+bin, fmt.Sprintf("CLUSTER_BASE_PORT=%d", base),
-		"CLUSTER_DIR="+t.TempDir(), "SVC_LOG_LEVEL=warn")
+		"CLUSTER_DIR="+logDir, "SVC_LOG_LEVEL=warn")
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -618,6 +620,13 @@ func TestClusterScriptStartsNodes(t *testing.T) {
 	}()
 	second := &clusterNode{id: "node-2", adminPort: base + 202}
 	second.waitLive(t, 2)
+	// The script's own SVC_BIN never reaches a node (issue 26: every node
+	// warned that it is not a setting).
+	for _, f := range []string{"node-1.log", "node-2.log"} {
+		if b, err := os.ReadFile(filepath.Join(logDir, f)); err != nil || bytes.Contains(b, []byte("SVC_BIN")) {
+			t.Errorf("%s: %v\n%s", f, err, b)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
