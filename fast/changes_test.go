@@ -42,6 +42,7 @@ func (feedAuth) Authenticate(ctx *fasthttp.RequestCtx) (*iam.Principal, error) {
 type feedEnv struct {
 	*entityEnv
 	hub *changefeed.Hub
+	srv *Server
 }
 
 // newFeedEnv serves the entity, model and change-feed APIs over one
@@ -53,10 +54,14 @@ func newFeedEnv(t *testing.T, engine string) *feedEnv {
 	var ents storage.Entities
 	var log storage.ChangeLog
 	var subs storage.Subscriptions
-	if engine == "sqlite" {
+	switch engine {
+	case "postgres":
+		db := newEntityPostgres(t)
+		ms, ents, log, subs = db.Models(), db.Entities(), db.Changes(), db.Subscriptions()
+	case "sqlite":
 		db := sqlitetest.Open(t)
 		ms, ents, log, subs = db.Models(), db.Entities(), db.Changes(), db.Subscriptions()
-	} else {
+	default:
 		m := memory.NewEntities()
 		ms, ents, log, subs = memory.NewModels(), m, m.Changes(), memory.NewSubscriptions()
 	}
@@ -81,7 +86,7 @@ func newFeedEnv(t *testing.T, engine string) *feedEnv {
 	// The hub stops before the server: its streams end with their final
 	// event and the server's shutdown does not wait on them.
 	t.Cleanup(hub.Stop)
-	return &feedEnv{entityEnv: &entityEnv{t: t, base: base, client: client, ents: rec, models: ms, svc: esvc}, hub: hub}
+	return &feedEnv{entityEnv: &entityEnv{t: t, base: base, client: client, ents: rec, models: ms, svc: esvc}, hub: hub, srv: s}
 }
 
 type sseEvent struct {
@@ -192,13 +197,13 @@ func (s *sseStream) change() changefeed.Event {
 	return c
 }
 
-// TestChangeFeedOverSSE: on memory and SQLite, over loopback with a plain
+// TestChangeFeedOverSSE: on memory, SQLite and PostgreSQL, over loopback with a plain
 // HTTP client: a durable subscription streams the API's writes, resumes
 // after Last-Event-ID and acknowledges up to it (lag on the resource);
 // the live stream /changes sees its filter's changes only; tenants and
 // roles are enforced; management errors name what is wrong.
 func TestChangeFeedOverSSE(t *testing.T) {
-	for _, engine := range []string{"memory", "sqlite"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			e := newFeedEnv(t, engine)
 			e.lockedModel("t1", "order", 1, `{"total": 1, "customer": "c"}`)
@@ -251,6 +256,12 @@ func TestChangeFeedOverSSE(t *testing.T) {
 			e.call("t1", "GET", "/subscriptions/"+sub.ID, nil).ok(t).decode(t, &res)
 			if res.Lag == nil || res.Lag.Events != 3 {
 				t.Fatalf("before any ack: lag %+v", res.Lag)
+			}
+			// The same lag on /metrics.
+			m := string(adminGet(e.srv, "/metrics").Body())
+			if !strings.Contains(m, "\nchangefeed_subscriptions 1\n") || !strings.Contains(m, "\nchangefeed_unacknowledged_events 3\n") ||
+				!strings.Contains(m, "# HELP changefeed_oldest_unacknowledged_age_seconds ") {
+				t.Fatalf("/metrics: %s", m)
 			}
 			// Reconnect as EventSource does: resume after the second.
 			s = e.open("t1", "/subscriptions/"+sub.ID+"/events", "Last-Event-ID", got[1].Cursor)
