@@ -56,6 +56,7 @@ var codeStatus = map[string]int{
 	"SEARCH_QUEUE_FULL":                503,
 	"SERVICE_UNAVAILABLE":              503,
 	"SQL_CONNECTIONS_BUSY":             503,
+	"SQL_ROLE_RIGHTS_NOT_REVOKED":      503,
 	"NO_COMPUTE_MEMBER_FOR_TAG":        503,
 	"DISPATCH_TIMEOUT":                 503,
 	"COMPUTE_MEMBER_DISCONNECTED":      503,
