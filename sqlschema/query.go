@@ -24,7 +24,7 @@ type QueryRequest struct {
 }
 
 func needsPostgres() error {
-	return apierr.New(CodeNeedsPostgres, "SQL queries and SQL logins need the PostgreSQL storage backend "+
+	return apierr.New(apierr.NotImplementedByBackend, "SQL queries and SQL logins need the PostgreSQL storage backend "+
 		"(SVC_STORAGE_BACKEND=postgres); the memory and sqlite backends keep SQL schema configuration only")
 }
 
@@ -34,7 +34,7 @@ func (s *Service) runnerErr(err error) error {
 	case errors.Is(err, storage.ErrSQLNeedsPostgres):
 		return needsPostgres()
 	case errors.As(err, &se):
-		return apierr.New(CodeSQLError, se.Message, apierr.P("sqlState", se.Code))
+		return apierr.New(apierr.SQLError, se.Message, apierr.P("sqlState", se.Code))
 	}
 	return err
 }

@@ -17,12 +17,9 @@ import (
 
 // Error codes of the SQL Schema API beyond the common catalogue.
 const (
-	// CodeNameClash: putDefault met duplicate table or field names (422).
-	CodeNameClash = "SQL_NAME_CLASH"
-	// CodeSQLError: PostgreSQL refused a statement of POST /sql/query (400).
-	CodeSQLError = "SQL_ERROR"
-	// CodeNeedsPostgres: the engine keeps configuration only (501).
-	CodeNeedsPostgres = "NOT_IMPLEMENTED_BY_BACKEND"
+	// apierr.SQLNameClash: putDefault met duplicate table or field names (422).
+	// apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
+	// apierr.NotImplementedByBackend: the engine keeps configuration only (501).
 )
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
@@ -161,14 +158,14 @@ func (s *Service) Save(ctx context.Context, tenant string, body []byte) (string,
 	return rec.ID, nil
 }
 
-const (
+var (
 	http400 = apierr.BadRequest
-	http422 = CodeNameClash
+	http422 = apierr.SQLNameClash
 )
 
 // save validates tables against the tenant's current models, resolves the
 // views and stores the schema.
-func (s *Service) save(ctx context.Context, tenant, name string, tables []TableConfig, invalidCode string) (*storage.SQLSchema, error) {
+func (s *Service) save(ctx context.Context, tenant, name string, tables []TableConfig, invalidCode apierr.Code) (*storage.SQLSchema, error) {
 	ms, err := s.models.ListModels(ctx, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("listing models: %w", err)
