@@ -149,6 +149,11 @@ func ParseCursor(raw string) int {
 	return int(n)
 }
 
+func badTime(param, raw string) error {
+	return apierr.New(apierr.BadRequest, "invalid value for parameter '"+param+"': an RFC 3339 instant "+storage.InstantRangeText+" is expected",
+		apierr.P("parameter", param), apierr.P("invalidValue", raw))
+}
+
 // ParseTime reads fromUtcTime/toUtcTime: an RFC 3339 date-time, a missing
 // offset meaning UTC. Unlike pointInTime no rounding applies: the bounds
 // are exact (from inclusive, to exclusive).
@@ -161,9 +166,11 @@ func ParseTime(param, raw string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		if t, err = time.Parse("2006-01-02T15:04:05.999999999", s); err != nil {
-			return time.Time{}, apierr.New(apierr.BadRequest, "invalid value for parameter '"+param+"'",
-				apierr.P("parameter", param), apierr.P("invalidValue", raw))
+			return time.Time{}, badTime(param, raw)
 		}
+	}
+	if !storage.InstantInRange(t) {
+		return time.Time{}, badTime(param, raw)
 	}
 	return t.UTC(), nil
 }

@@ -9,10 +9,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 const testSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
+// freeAddr picks an address for a gossip node. JoinGossip must be given its
+// port: memberlist binds TCP and UDP on that one port and advertises it, so
+// binding :0 and reading the address back does not apply. The pick is a
+// probe (listen on :0, read, close): handedOut keeps two nodes of this binary
+// apart, and startNode retries with a fresh address when another process
+// took the port in between ("address already in use").
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	handedOut.Lock()
@@ -41,25 +49,18 @@ var handedOut = struct {
 
 func startNode(t *testing.T, id, secret string, seeds []string, timeout time.Duration) (*Gossip, string, error) {
 	t.Helper()
-	addr := freeAddr(t)
-	g, err := JoinGossip(context.Background(), GossipConfig{NodeID: id, HTTPAddr: "http://" + id, BindAddr: addr,
-		Seeds: seeds, HMACSecret: secret, StartupTimeout: timeout, StabilityWindow: 200 * time.Millisecond,
-		Log: slog.New(slog.DiscardHandler)})
-	if err == nil {
-		t.Cleanup(g.Close)
-	}
-	return g, addr, err
-}
-
-// waitFor polls cond every 20 ms for up to 60 s (a loaded machine).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		g, err := JoinGossip(context.Background(), GossipConfig{NodeID: id, HTTPAddr: "http://" + id, BindAddr: addr,
+			Seeds: seeds, HMACSecret: secret, StartupTimeout: timeout, StabilityWindow: 200 * time.Millisecond,
+			Log: slog.New(slog.DiscardHandler)})
+		if err != nil && attempt < 3 && strings.Contains(err.Error(), "address already in use") {
+			continue // the probed port was taken before memberlist bound it (memberlist formats the error with %v: match its text)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if err == nil {
+			t.Cleanup(g.Close)
+		}
+		return g, addr, err
 	}
 }
 
@@ -85,7 +86,7 @@ func TestGossipMembershipBusAndTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []*Gossip{a, b, c} {
-		waitFor(t, "three live nodes on "+g.Self().ID, func() bool { return ids(g.Live()) == "n1,n2,n3" })
+		await.Until(t, await.Long, func() bool { return ids(g.Live()) == "n1,n2,n3" }, "three live nodes on %s", g.Self().ID)
 	}
 	if n, ok := c.Lookup("n1"); !ok || n.HTTPAddr != "http://n1" {
 		t.Fatalf("Lookup(n1) on n3 = %+v, %v", n, ok)
@@ -128,16 +129,16 @@ func TestGossipMembershipBusAndTags(t *testing.T) {
 	}
 
 	b.SetTags(map[string][]string{"tenant-a": {"py", "ml"}})
-	waitFor(t, "n1's tags on n3", func() bool {
+	await.Until(t, await.Long, func() bool {
 		n, _ := c.Lookup("n1")
 		return fmt.Sprint(n.Tags["tenant-a"]) == "[py ml]"
-	})
+	}, "n1's tags on n3")
 	if ok, detail := a.Report(); !ok || !strings.Contains(detail, "3 live") {
 		t.Fatalf("Report = %v %q", ok, detail)
 	}
 
 	c.Close()
-	waitFor(t, "n3 gone from n1", func() bool { return ids(b.Live()) == "n1,n2" })
+	await.Until(t, await.Long, func() bool { return ids(b.Live()) == "n1,n2" }, "n3 gone from n1")
 	if ok, _ := c.Report(); ok {
 		t.Fatal("a node that left reports ready")
 	}

@@ -28,6 +28,7 @@ type tagReport struct {
 // as an empty set, the last leave as nil; a join that changes nothing is
 // not reported. Tags() matches.
 func TestOnTagsChanged(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	var mu sync.Mutex
 	var got []tagReport
@@ -85,6 +86,7 @@ func TestOnTagsChanged(t *testing.T) {
 // required ones; a peer of another tenant, or without the tags, is not
 // chosen. A member here wins over every peer.
 func TestForwardPicksMatchingPeer(t *testing.T) {
+	t.Parallel()
 	mesh := clustertest.NewMesh()
 	mesh.Put(cluster.Node{ID: "self", Tags: map[string][]string{"t1": {"x"}}})
 	mesh.Put(cluster.Node{ID: "p-other-tenant", HTTPAddr: "http://o", Tags: map[string][]string{"t2": {"x"}}})
@@ -152,6 +154,7 @@ func TestForwardPicksMatchingPeer(t *testing.T) {
 // retryability and properties; an untyped one stays untyped (the engine
 // reports it as WORKFLOW_FAILED).
 func TestForwardErrors(t *testing.T) {
+	t.Parallel()
 	mesh := clustertest.NewMesh()
 	mesh.Put(cluster.Node{ID: "self"})
 	mesh.Put(cluster.Node{ID: "peer", HTTPAddr: "http://p", Tags: map[string][]string{"t1": {"x"}}})
@@ -192,6 +195,7 @@ func TestForwardErrors(t *testing.T) {
 // TestServeCalloutLocalOnly: a forwarded call is served by this node's
 // members only: with none it fails at once (no wait, no second hop).
 func TestServeCalloutLocalOnly(t *testing.T) {
+	t.Parallel()
 	mesh := clustertest.NewMesh()
 	mesh.Put(cluster.Node{ID: "self"})
 	mesh.Put(cluster.Node{ID: "peer", HTTPAddr: "http://p", Tags: map[string][]string{"t1": {"x"}}})

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,6 +16,7 @@ import (
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
 	"svc/iam"
+	"svc/internal/await"
 )
 
 // tokens is a test double for the jwt verifier: fixed tokens map to
@@ -67,7 +67,9 @@ func rawStream(t *testing.T, addr, token string) (grpc.BidiStreamingClient[ce.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A bound for a hung test, not a timing assertion: a 6 MiB join under
+	// -race on a loaded machine took more than 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), await.Long)
 	if token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 	}

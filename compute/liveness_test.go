@@ -9,6 +9,7 @@ import (
 
 	"svc/compute/member"
 	"svc/compute/wire"
+	"svc/internal/await"
 	"svc/workflow"
 )
 
@@ -18,6 +19,7 @@ import (
 // but keep talking (CHW, CCE answer only the calls they get), outlive the
 // keep-alive timeout; a silent one does not (TestKeepAliveAndEviction).
 func TestLivenessRefreshedByAnyMessage(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: time.Second})
 	talkers := []struct {
 		name, typ, payload string
@@ -61,12 +63,13 @@ func TestLivenessRefreshedByAnyMessage(t *testing.T) {
 // goes to a member whose tag equals one of calculationNodesTags exactly;
 // another case or a prefix is no match (503 NO_COMPUTE_MEMBER_FOR_TAG).
 func TestTagRoutingIsExact(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	e := &workflow.Engine{Dispatcher: s}
 	connect(t, addr, "m2m-t1", member.Handlers{Processor: func(context.Context, *member.Call) (json.RawMessage, error) {
 		return nil, nil
 	}}, "cyoda_application")
-	waitFor(t, func() bool { return s.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 	for _, tags := range []string{"Cyoda_Application", "cyoda_app", "CYODA_APPLICATION"} {
 		_, err := e.Create(context.Background(), procSet(t, "SYNC", `{"calculationNodesTags":"`+tags+`"}`), run("t1", `{}`))
 		if err == nil || !strings.Contains(err.Error(), "NO_COMPUTE_MEMBER_FOR_TAG") {

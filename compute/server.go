@@ -118,6 +118,12 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 		// Client SDKs ping every 15-30 s, also between calls; the default
 		// policy (5 min) would answer them with GOAWAY too_many_pings.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// Stop waits for every handler to return (they all end on
+		// s.stopping or their cancelled stream), so no goroutine of a
+		// stopped server runs on, and a member stream that was starting
+		// cannot call s.wg.Add after Stop's s.wg.Wait
+		// (TestStopWaitsForMemberStreams).
+		grpc.WaitForHandlers(true),
 	}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))

@@ -11,9 +11,11 @@ import (
 
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
+	"svc/internal/await"
 )
 
 func TestJoinRules(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{})
 	for _, tc := range []struct {
 		name, token string
@@ -42,6 +44,7 @@ func TestJoinRules(t *testing.T) {
 }
 
 func TestJoinGreet(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	for _, join := range []*ce.CloudEvent{
 		textEvent(wire.TypeJoin, `{"id":"j1","tags":["a"],"joinedLegalEntityId":"t1"}`),
@@ -66,29 +69,14 @@ func TestJoinGreet(t *testing.T) {
 		if ev.GetSource() != wire.ServerSource || ev.GetSpecVersion() != "1.0" || ev.GetId() == "" {
 			t.Fatalf("envelope %v", ev)
 		}
-		waitFor(t, func() bool { return s.Members("t1") == 1 })
+		await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 		cancel()
-		waitFor(t, func() bool { return s.Members("t1") == 0 })
-	}
-}
-
-// waitBound bounds every wait of this package's tests.
-const waitBound = 60 * time.Second
-
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	// Generous: the suite runs on a loaded 2-core machine; the loop ends
-	// as soon as the condition holds.
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not reached in %s", waitBound)
-		}
-		time.Sleep(5 * time.Millisecond)
+		await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 	}
 }
 
 func TestKeepAliveAndEviction(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: time.Second})
 	// A member that acks (the member package does) stays connected.
 	good := connect(t, addr, "m2m-t1", noHandlers, "keep")
@@ -132,10 +120,11 @@ func TestKeepAliveAndEviction(t *testing.T) {
 		t.Fatalf("acking member was dropped: %v", good.Err())
 	default:
 	}
-	waitFor(t, func() bool { return s.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 }
 
 func TestServerEchoesNoKeepAlive(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{KeepaliveInterval: time.Hour, KeepaliveTimeout: time.Hour})
 	st, cancel := rawStream(t, addr, "m2m-t1")
 	_ = st.Send(textEvent(wire.TypeJoin, `{"id":"j","tags":[]}`))
@@ -157,6 +146,7 @@ func TestServerEchoesNoKeepAlive(t *testing.T) {
 }
 
 func TestNoVerifierNoMembers(t *testing.T) {
+	t.Parallel()
 	s := New(Config{}, nil, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

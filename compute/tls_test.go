@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"svc/compute/member"
+	"svc/internal/await"
 )
 
 // selfSigned writes a fresh certificate for 127.0.0.1 and its key.
@@ -47,6 +48,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 }
 
 func TestTLSListener(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	// cmd/svc loads the pair named by SVC_TLS_CERT_FILE/SVC_TLS_KEY_FILE
 	// the same way (TestComputeConfig).
@@ -61,7 +63,7 @@ func TestTLSListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	waitFor(t, func() bool { return s.Members("t1") == 1 })
+	await.Until(t, await.Long, func() bool { return s.Members("t1") == 1 }, "member count")
 	// A plaintext member cannot join a TLS listener.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 // 20, 30 and 40 s are strikes and the third ends the connection with
 // GOAWAY too_many_pings (the first is forgiven after the server's greet).
 func TestTransportLimitsForClientTemplates(t *testing.T) {
+	t.Parallel()
 	// Server keep-alive events would reset the client's ping strikes;
 	// space them beyond the test so only the enforcement policy is tried.
 	_, addr := startServer(t, Config{KeepaliveInterval: time.Hour, KeepaliveTimeout: time.Hour})

@@ -14,7 +14,8 @@ import (
 // RFC 3339 date-time, a missing offset meaning UTC, a space where an
 // unencoded '+' was. A value given to millisecond (or microsecond)
 // precision covers that whole unit, so a read at a truncated timeOfChange
-// still returns that revision.
+// still returns that revision. An instant outside the range the engines
+// store (storage.InstantInRange) is refused like one that does not parse.
 func ParseInstant(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, ' '); i > 10 {
@@ -40,6 +41,9 @@ func ParseInstant(s string) (time.Time, bool) {
 		t = t.Add(time.Millisecond - 1)
 	case 6:
 		t = t.Add(time.Microsecond - 1)
+	}
+	if !storage.InstantInRange(t) {
+		return time.Time{}, false
 	}
 	return t.UTC(), true
 }

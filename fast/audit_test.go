@@ -87,6 +87,7 @@ func kinds(p auditPage) string {
 
 // TestAuditAPI runs the audit API over real HTTP on every engine.
 func TestAuditAPI(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newAuditEnv(t, engine)

@@ -112,6 +112,7 @@ var behaviours = []behaviour{
 // TestBehaviours runs every behaviour on every engine; one environment per
 // engine serves them all, each behaviour on models of its own.
 func TestBehaviours(t *testing.T) {
+	t.Parallel()
 	envs := map[string]*behavEnv{}
 	for _, engine := range entityEngines {
 		envs[engine] = newBehavEnv(t, engine, compute.Config{})

@@ -17,6 +17,7 @@ import (
 	"svc/compute/member"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
+	"svc/internal/await"
 )
 
 // wfJSON is one workflow definition of schema 1.3.
@@ -412,7 +413,7 @@ func b26FailureModes(t *testing.T, env *behavEnv) {
 	if ev, err := st.Recv(); err != nil || ev.GetType() != wire.TypeGreet {
 		t.Fatalf("greet: %v %v", ev, err)
 	}
-	waitUntil(t, func() bool { return env.compute.Members("A") == before+1 })
+	await.Until(t, await.Long, func() bool { return env.compute.Members("A") == before+1 }, "compute member count")
 	got := make(chan string, 1)
 	go func() {
 		for {
@@ -433,18 +434,6 @@ func b26FailureModes(t *testing.T, env *behavEnv) {
 		t.Fatal(msg)
 	}
 	stays()
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	// Generous: the suite runs on a loaded 2-core machine.
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 60 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func b27AsyncNewTx(t *testing.T, env *behavEnv) {
@@ -642,7 +631,7 @@ func b29KeepAlive(t *testing.T) {
 		t.Fatalf("evicted after %v with %d keep-alives (interval 100 ms, timeout 1 s)", elapsed, kas)
 	}
 	id, _ := env.create("A", "b29", 1, `{"n":1}`)
-	waitUntil(t, func() bool { return env.compute.Members("A") == 1 })
+	await.Until(t, await.Long, func() bool { return env.compute.Members("A") == 1 }, "compute member count")
 	env.call("A", "PUT", "/entity/JSON/"+id+"/quiet", []byte(`{"n":1}`)).problem(t, 503, "NO_COMPUTE_MEMBER_FOR_TAG")
 	select {
 	case <-lively.Done():

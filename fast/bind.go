@@ -14,6 +14,7 @@ func areas() []areaBinder {
 	return []areaBinder{
 		accountHandlers,
 		auditHandlers,
+		changeFeedHandlers,
 		clientHandlers,
 		entityHandlers,
 		keypairHandlers,

@@ -32,6 +32,7 @@ import (
 	"svc/compute/pb/cloudapi"
 	"svc/compute/wire"
 	"svc/entity"
+	"svc/internal/await"
 	"svc/model"
 	"svc/platform/config"
 	"svc/search"
@@ -214,6 +215,7 @@ const clusterWorkflow = `{"importMode":"REPLACE","workflows":[{"version":"1.3","
 // calls over the internal route; the member gets them with B's routing
 // token and the caller's attributes, and B commits its answer.
 func TestClusterMemberOnAServesWorkflowOnB(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, 5*time.Second, "A", "B")
 	a, b := env.nodes["A"], env.nodes["B"]
 	b.lockedModel("T", "order", 1, `{"n":1}`)
@@ -258,6 +260,7 @@ func TestClusterMemberOnAServesWorkflowOnB(t *testing.T) {
 // writes commit with B's, under B's transaction id, and when B's
 // processor fails afterwards they are gone with it.
 func TestClusterCallbackJoinsOwnerThroughAnotherNode(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, 5*time.Second, "A", "B", "C")
 	a, b, c := env.nodes["A"], env.nodes["B"], env.nodes["C"]
 	b.lockedModel("T", "order", 1, `{"n":1,"fail":false}`)
@@ -323,6 +326,7 @@ func TestClusterCallbackJoinsOwnerThroughAnotherNode(t *testing.T) {
 // with its code and status; a member that joins a peer during the wait
 // is used.
 func TestClusterDispatchErrors(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, 1500*time.Millisecond, "A", "B")
 	a, b := env.nodes["A"], env.nodes["B"]
 	b.lockedModel("T", "order", 1, `{"n":1}`)
@@ -364,7 +368,7 @@ func TestClusterDispatchErrors(t *testing.T) {
 		t.Fatalf("DISPATCH_TIMEOUT not retryable after the hop: %v", p)
 	}
 	slow.Close()
-	waitFor(t, func() bool { n, _ := env.mesh.View("B").Lookup("A"); return len(n.Tags["T"]) == 0 })
+	await.Until(t, await.Long, func() bool { n, _ := env.mesh.View("B").Lookup("A"); return len(n.Tags["T"]) == 0 }, "A's tags gone from B's view")
 
 	// A member that joins A while B waits is found by the poll.
 	got := make(chan struct{}, 2)
@@ -384,21 +388,11 @@ func TestClusterDispatchErrors(t *testing.T) {
 	r.ok(t)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 20 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestClusterTxRoutingErrors: the router's answers before any proxying:
 // an expired token 410, a forged or malformed one 401, a token whose
 // owner is not live 503 TRANSACTION_NODE_UNAVAILABLE (HTTP and gRPC).
 func TestClusterTxRoutingErrors(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, time.Second, "A", "B")
 	a := env.nodes["A"]
 	a.lockedModel("T", "side", 1, `{"k":"v"}`)
@@ -435,6 +429,7 @@ func TestClusterTxRoutingErrors(t *testing.T) {
 // genuine call, gets 403 and reaches no member; the genuine call itself
 // is served once.
 func TestClusterInternalRouteRefusesForgedCalls(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, time.Second, "A")
 	a := env.nodes["A"]
 	var calls atomic.Int32
@@ -502,6 +497,7 @@ func TestClusterInternalRouteRefusesForgedCalls(t *testing.T) {
 // TestInternalRoutesOnlyInClusterMode: with clustering off the internal
 // route does not exist and X-Tx-Token is not routed.
 func TestInternalRoutesOnlyInClusterMode(t *testing.T) {
+	t.Parallel()
 	env := newEntityEnv(t, "memory")
 	root := strings.TrimSuffix(env.base, config.Defaults().ContextPath)
 	resp, err := env.client.Post(root+compute.CalloutPath, peer.ContentType, strings.NewReader("x"))
@@ -518,6 +514,7 @@ func TestInternalRoutesOnlyInClusterMode(t *testing.T) {
 // node B whose condition has a function leaf is decided by the member on
 // node A, one forwarded criteria call per candidate.
 func TestClusterSearchFunctionConditionForwarded(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, 5*time.Second, "A", "B")
 	a, b := env.nodes["A"], env.nodes["B"]
 	b.lockedModel("T", "fn", 1, `{"n":1}`)
@@ -547,6 +544,7 @@ func TestClusterSearchFunctionConditionForwarded(t *testing.T) {
 // (entitySearchCollection) carrying another node's tx-token is relayed
 // to the owner and its events come back in order.
 func TestClusterGRPCCollectionRoutedToOwner(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, 5*time.Second, "A", "B", "C")
 	a, b, c := env.nodes["A"], env.nodes["B"], env.nodes["C"]
 	b.lockedModel("T", "order", 1, `{"n":1,"fail":false}`)
@@ -596,6 +594,7 @@ func TestClusterGRPCCollectionRoutedToOwner(t *testing.T) {
 // TestClusterProxyTimeout: an owner that does not answer within
 // SVC_PROXY_TIMEOUT gives 503 TRANSACTION_NODE_UNAVAILABLE.
 func TestClusterProxyTimeout(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnvProxy(t, time.Second, 300*time.Millisecond, "A")
 	a := env.nodes["A"]
 	hang, err := net.Listen("tcp", "127.0.0.1:0")

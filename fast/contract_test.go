@@ -97,6 +97,7 @@ func contractOperations(paths map[string]map[string]any) map[string]string {
 // the contract the list is checked for its own shape (87 operations on 71
 // paths, none an extension), which is what the list committed to.
 func TestOperationsListMatchesWireContract(t *testing.T) {
+	t.Parallel()
 	ops := requiredOperations(t)
 	mine := map[string]string{}
 	paths := map[string]bool{}
@@ -137,6 +138,7 @@ func TestOperationsListMatchesWireContract(t *testing.T) {
 // TestParseOperationsRoundTrip: the list parses back into what rendered it,
 // so the coverage tests read exactly what generation wrote.
 func TestParseOperationsRoundTrip(t *testing.T) {
+	t.Parallel()
 	ops, err := Operations()
 	if err != nil {
 		t.Fatal(err)

@@ -83,6 +83,7 @@ var (
 // Chromium comes from scripts/test-deps.sh (Debian's package). Without it
 // the test fails, unless SVC_SKIP_BROWSER_TEST=1 says to skip it.
 func TestDocsPageRendersInBrowser(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("SVC_SKIP_BROWSER_TEST") == "1" {
 		t.Skip("SVC_SKIP_BROWSER_TEST=1")
 	}

@@ -14,6 +14,7 @@ var pageRefs = regexp.MustCompile(`(?:src|href)="([^"]*)"`)
 // TestDocsPageLoadsOnlyOwnAssets checks that the page refers to nothing
 // outside svc and that every file it names is served with its type.
 func TestDocsPageLoadsOnlyOwnAssets(t *testing.T) {
+	t.Parallel()
 	for _, cp := range []string{"/api", ""} {
 		s := newTestServer(t, func(c *config.Config) { c.ContextPath = cp })
 		resp := do(s, "GET", "/docs")
@@ -63,6 +64,7 @@ func TestDocsPageLoadsOnlyOwnAssets(t *testing.T) {
 }
 
 func TestDocsAssetEncodingAndCaching(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	plain := do(s, "GET", "/docs/swagger-ui-bundle.js")
 	if plain.StatusCode() != 200 || len(plain.Header.Peek("Content-Encoding")) != 0 {
@@ -98,6 +100,7 @@ func TestDocsAssetEncodingAndCaching(t *testing.T) {
 }
 
 func TestDocsUnknownAssetIs404(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, u := range []string{"/docs/nope.js", "/docs/", "/docs/swagger-ui-bundle.js.gz", "/docs/..%2Fopenapi.json", "/docs/a/b"} {
 		resp := do(s, "GET", u)
@@ -113,6 +116,7 @@ func TestDocsUnknownAssetIs404(t *testing.T) {
 // TestDocsEmbeddedAssetsInflate reads every embedded file the way a client
 // without gzip gets it.
 func TestDocsEmbeddedAssetsInflate(t *testing.T) {
+	t.Parallel()
 	site, err := loadDocsSite()
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func queryInstant(ctx *fasthttp.RequestCtx, name string) (*time.Time, error) {
 	}
 	t, ok := entity.ParseInstant(string(raw))
 	if !ok {
-		return nil, badParam(name, string(raw))
+		return nil, badInstant(name, string(raw))
 	}
 	return &t, nil
 }
@@ -432,8 +432,8 @@ func (h *entityAPI) transitions(ctx *fasthttp.RequestCtx) {
 	var at *time.Time
 	if raw := ctx.QueryArgs().Peek("pointInTime"); raw != nil {
 		t, err := time.Parse(time.RFC3339Nano, string(raw))
-		if err != nil {
-			h.fail(ctx, apierr.New(apierr.BadRequest, "invalid pointInTime format", apierr.P("parameter", "pointInTime")))
+		if err != nil || !storage.InstantInRange(t) {
+			h.fail(ctx, badInstant("pointInTime", string(raw)))
 			return
 		}
 		at = &t

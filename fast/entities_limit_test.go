@@ -31,6 +31,7 @@ func emptyObjects(n int) []byte {
 // TOO_MANY_ENTITIES naming the setting, and nothing is written even when the
 // request would have committed in several transactionWindow chunks.
 func TestEntitiesPerRequestCap(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			t.Run("default", func(t *testing.T) {
@@ -110,6 +111,7 @@ func TestEntitiesPerRequestCap(t *testing.T) {
 // TestGroupedStatsBodyOverLimit: grouped stats answer a body over 10 MiB
 // with 413 BAD_REQUEST (docs/decisions/0003-http-surface-and-routing.md), not the entity writes' 400.
 func TestGroupedStatsBodyOverLimit(t *testing.T) {
+	t.Parallel()
 	env := newEntityEnv(t, "memory")
 	env.lockedModel("A", "gs", 1, `{"a":1}`)
 	big := append([]byte(`{"groupBy":["state"],"pad":"`), bytes.Repeat([]byte("x"), entity.MaxBodyBytes)...)
@@ -124,6 +126,7 @@ func TestGroupedStatsBodyOverLimit(t *testing.T) {
 // must not widen the model with the first (a string where a number was):
 // the item is still named, and a refused request writes nothing.
 func TestRefusedCollectionLeavesModelUnwidened(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newEntityEnv(t, engine)

@@ -117,6 +117,7 @@ func (e *entityEnv) patch(id string, body []byte) entityResp {
 // non-object patch replaces the document (which an entity then refuses),
 // and a wide patch of deletes is a no-op that still commits.
 func TestPatchMergeSemantics(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env, log, id := patchEnv(t, engine)
@@ -185,6 +186,7 @@ func jsonSame(t *testing.T, got []byte, want string) bool {
 // runs), at any depth past it; at the limit it goes on. A merged document
 // over MaxBytes is refused naming MaxBytes, with nothing written.
 func TestPatchLimitsBeforeMerge(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env, log, id := patchEnv(t, engine)
@@ -236,6 +238,7 @@ func TestPatchLimitsBeforeMerge(t *testing.T) {
 // merge itself polls the check is TestMergePatchStopsWhenAsked.) The same request from a client that
 // stays commits, so the check is not what fails the request.
 func TestPatchStopsWhenClientLeaves(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env, log, id := patchEnv(t, engine)

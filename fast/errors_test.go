@@ -13,6 +13,7 @@ import (
 )
 
 func TestWriteErrorMapsCodesAndProps(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	cases := []struct {
 		err       error

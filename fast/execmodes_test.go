@@ -27,6 +27,7 @@ import (
 // request 409 CONFLICT, a stale If-Match is 412 before any dispatch, and
 // several entities in one transaction are refused.
 func TestCommitBeforeDispatch(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newBehavEnv(t, engine, compute.Config{})
@@ -40,6 +41,7 @@ func TestCommitBeforeDispatch(t *testing.T) {
 // names the entry transaction, in order (the audit sequence continues
 // across the segments).
 func TestCommitBeforeDispatchTwice(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newBehavEnv(t, engine, compute.Config{})

@@ -143,6 +143,7 @@ func (f *fedJWT) form(t *testing.T, v url.Values) fedReply {
 // federated token is exchanged at the token endpoint; revocations apply
 // at once despite the verified-token cache.
 func TestFederatedEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := startFederatedJWT(t)
 	admin := f.clientToken(t)
 	partner := federationtest.Key(2)
@@ -230,6 +231,7 @@ func TestFederatedEndToEnd(t *testing.T) {
 // publishing svc's own kid cannot make its tokens pass as first-party, and
 // svc's tokens keep working.
 func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
+	t.Parallel()
 	f := startFederatedJWT(t)
 	admin := f.clientToken(t)
 	hdr, _ := claimsOf(t, admin)
@@ -255,6 +257,7 @@ func TestProviderPublishingOwnKidDoesNotBreakFirstParty(t *testing.T) {
 // gets 401 while a token of the key now published verifies; on both
 // engines holding the registrations.
 func TestProviderInvalidationDropsItsKeys(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			f := startFederatedJWTOn(t, engine)

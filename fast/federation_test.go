@@ -118,6 +118,7 @@ const (
 )
 
 func TestTrustedKeysDisabledOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, false)
 	for _, op := range [][2]string{{"GET", "/oauth/keys/trusted"}, {"POST", "/oauth/keys/trusted"}, {"DELETE", "/oauth/keys/trusted/k1"},
 		{"POST", "/oauth/keys/trusted/k1/invalidate"}, {"POST", "/oauth/keys/trusted/k1/reactivate"}} {
@@ -133,6 +134,7 @@ func TestTrustedKeysDisabledOverHTTP(t *testing.T) {
 }
 
 func TestTrustedKeysOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, true)
 	jwk := federationtest.JWK("k1", &federationtest.Key(0).PublicKey)
 	r := f.call(t, "POST", "/oauth/keys/trusted", fedTenantA, `{"keyId":"k1","jwk":`+jwk+`,"audience":"client","issuers":[]}`)
@@ -187,6 +189,7 @@ func TestTrustedKeysOverHTTP(t *testing.T) {
 }
 
 func TestOIDCProvidersOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := startFederation(t, false)
 	reg := `{"wellKnownConfigUri":"` + f.idp.WellKnown() + `","expectedAudiences":["app-a"],"rolesClaim":"realm_access.roles"}`
 	r := f.call(t, "POST", "/oauth/oidc/providers", fedTenantA, reg)
@@ -218,6 +221,15 @@ func TestOIDCProvidersOverHTTP(t *testing.T) {
 		if r := f.call(t, op[0], op[1], fedTenantB, op[2]); r.status != 404 || fedErrCode(r) != "OIDC_PROVIDER_NOT_FOUND" {
 			t.Errorf("B %v: %d %s", op, r.status, r.raw)
 		}
+	}
+	// Another tenant may register the same identity provider, even with
+	// the same audiences (docs/decisions/0008-oidc-providers.md): 200, and
+	// each tenant lists only its own registration.
+	if r := f.call(t, "POST", "/oauth/oidc/providers", fedTenantB, reg); r.status != 200 || r.body["id"] == id {
+		t.Fatalf("another tenant's registration of the same URI: %d %s", r.status, r.raw)
+	}
+	if r := f.call(t, "GET", "/oauth/oidc/providers", fedTenantB, ""); r.status != 200 || len(r.list) != 1 {
+		t.Fatalf("B's list: %d %s", r.status, r.raw)
 	}
 	if r := f.call(t, "PATCH", "/oauth/oidc/providers/not-a-uuid", fedTenantA, `{}`); r.status != 400 {
 		t.Fatalf("bad id: %d", r.status)

@@ -10,6 +10,7 @@ import (
 // TestHelpTopicAsText asks for a topic as Markdown and as plain text and
 // gets the topic's own words, not JSON; JSON stays the default.
 func TestHelpTopicAsText(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	tp, _ := help.Default().Get("cli")
 	md := do(s, "GET", "/api/help/cli", "Accept", "text/markdown")
@@ -40,6 +41,7 @@ func TestHelpTopicAsText(t *testing.T) {
 }
 
 func TestNegotiateHelp(t *testing.T) {
+	t.Parallel()
 	for accept, want := range map[string]helpFormat{
 		"":                                    helpJSON,
 		"text/plain":                          helpText,

@@ -23,6 +23,7 @@ func errorCodeOf(t *testing.T, body []byte) string {
 // TestHelpServedUnderContextPath fetches every topic of the index, under
 // the default, an empty and a nested context path (docs/decisions/0027-discovery-and-help.md).
 func TestHelpServedUnderContextPath(t *testing.T) {
+	t.Parallel()
 	tree := help.Default().WithVersion("9.9.9")
 	for _, cp := range []string{"/api", "", "/svc/v1"} {
 		cfg := config.Defaults()
@@ -85,6 +86,7 @@ func TestHelpServedUnderContextPath(t *testing.T) {
 // no leading or trailing dot or hyphen, else 400 BAD_REQUEST; a well-formed
 // name that is not a topic is 404 HELP_TOPIC_NOT_FOUND.
 func TestHelpTopicNameRules(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for name, want := range map[string]string{
 		"":                       "BAD_REQUEST",
@@ -131,6 +133,7 @@ func TestHelpTopicNameRules(t *testing.T) {
 }
 
 func TestHelpOnlyAnswersGet(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, u := range []string{"/api/help", "/api/help/cli"} {
 		for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
@@ -149,6 +152,7 @@ var topicStatus = regexp.MustCompile(`(?m)^## STATUS\s+(\d{3}) `)
 // catalogue gives the code (the transport variants of BAD_REQUEST share
 // the plain one's topic, which names their statuses in its text).
 func TestCatalogueCodesHaveTopics(t *testing.T) {
+	t.Parallel()
 	tree := help.Default()
 	seen := map[string]bool{}
 	for _, c := range apierr.Catalogue() {

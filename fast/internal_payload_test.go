@@ -25,6 +25,7 @@ import (
 // refusal), reaches no member, and is never a 500. Before, each of these
 // answered 500 SERVER_ERROR (or 200 with the dispatch error in-band).
 func TestClusterInternalRouteMalformedPayload(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t, time.Second, "A")
 	a := env.nodes["A"]
 	var calls atomic.Int32

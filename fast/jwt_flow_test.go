@@ -14,6 +14,7 @@ import (
 )
 
 func TestJWTWholeFlow(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 
 	// No token: the uniform 401.
@@ -139,6 +140,7 @@ func TestJWTWholeFlow(t *testing.T) {
 }
 
 func TestTokenEndpointErrors(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	form := func(v ...string) string {
 		u := url.Values{}
@@ -216,6 +218,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func TestTokenEndpointInMockMode(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	r := do(s, "POST", "/api/oauth/token")
 	if r.StatusCode() != 500 || !strings.Contains(string(r.Body()), `"error":"server_error"`) {
@@ -227,6 +230,7 @@ func TestTokenEndpointInMockMode(t *testing.T) {
 }
 
 func TestWithAdminRoleGate(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	admin := h.clientToken(bootID, bootSecret)
 	if r := h.do("POST", "/clients?withAdminRole=true", admin, nil); r.status != 404 || !strings.Contains(string(r.body), "FEATURE_DISABLED") {
@@ -253,6 +257,7 @@ func TestWithAdminRoleGate(t *testing.T) {
 }
 
 func TestClientsTenantIsolation(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	adminA := h.clientToken(bootID, bootSecret)
 	adminB := h.mint(h.adminClaims(tenantB))
@@ -285,6 +290,7 @@ func TestClientsTenantIsolation(t *testing.T) {
 }
 
 func TestKeypairLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	admin := h.clientToken(bootID, bootSecret)
 	r := h.do("GET", "/oauth/keys/keypair/current", admin, nil)
@@ -357,6 +363,7 @@ func TestKeypairLifecycle(t *testing.T) {
 // A harness-signed token verifies with the derived bootstrap kid, and an
 // audience, once configured, is required and put on issued tokens.
 func TestAudienceRule(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t, func(c *config.Config) { c.JWTAudience = "svc-api" })
 	tok := h.clientToken(bootID, bootSecret)
 	if _, cl := claimsOf(t, tok); cl["aud"] != "svc-api" {

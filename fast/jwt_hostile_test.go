@@ -21,6 +21,7 @@ func seg(v any) string {
 // gets the same 401 body and challenge; a missing or malformed credential
 // gets its own, equally uniform, answer.
 func TestHostileTokens(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	valid := h.mint(h.adminClaims(tenantA))
 	parts := strings.Split(valid, ".")
@@ -134,6 +135,7 @@ func TestHostileTokens(t *testing.T) {
 
 // An admin route with a bad token is 401 too, never 403.
 func TestAdminRouteBadTokenIs401(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	if r := h.do("GET", "/clients", "x.y.z", nil); r.status != 401 {
 		t.Fatalf("%d %s", r.status, r.body)

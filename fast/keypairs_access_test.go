@@ -14,6 +14,7 @@ import (
 // every keypair operation and changes nothing; the bootstrap tenant's
 // administrator (the bootstrap client) may manage them.
 func TestKeypairsNeedBootstrapTenantAdmin(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	if h.cfg.BootstrapTenantID != tenantA {
 		t.Fatalf("harness bootstrap tenant %q", h.cfg.BootstrapTenantID)

@@ -80,6 +80,7 @@ func wantProblem(t *testing.T, what string, resp *http.Response, status int) map
 // whatever fasthttp cannot read is answered in the problem+json envelope,
 // never with its plain-text pages.
 func TestMalformedRequestsGetProblemJSON(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, func(c *config.Config) { c.HTTPMaxBodyBytes = 1024 })
 	addr := liveServer(t, s)
 
@@ -112,6 +113,7 @@ func TestMalformedRequestsGetProblemJSON(t *testing.T) {
 // TestRequestIDInProblemLogAndAccessLog: the id in the response header is
 // the one in the problem's log line and in the access line, in JSON logs.
 func TestRequestIDInProblemLogAndAccessLog(t *testing.T) {
+	t.Parallel()
 	var buf syncBuffer
 	cfg := config.Defaults()
 	cfg.AccessLog = true

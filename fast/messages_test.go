@@ -9,6 +9,7 @@ import (
 )
 
 func TestMessageAPI(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newSearchEnv(t, engine, nil)
@@ -101,6 +102,7 @@ func TestMessageAPI(t *testing.T) {
 }
 
 func TestAccountAPI(t *testing.T) {
+	t.Parallel()
 	env := newSearchEnv(t, "memory", nil)
 	var acc struct {
 		Info struct {

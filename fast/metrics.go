@@ -2,6 +2,7 @@ package fast
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"io"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"svc/changefeed"
 	"svc/storage"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -104,18 +106,39 @@ func (m *httpMetrics) exportPool(pool func() storage.PoolStats) {
 	})
 }
 
+// exportChanges adds the change feed's lag, measured at scrape time.
+func (m *httpMetrics) exportChanges(feed *changefeed.Service) {
+	if feed == nil {
+		return
+	}
+	m.set.RegisterMetricsWriter(func(w io.Writer) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		t, err := feed.Metrics(ctx)
+		if err != nil {
+			return
+		}
+		metrics.WriteGaugeUint64(w, "changefeed_subscriptions", uint64(t.Subscriptions))
+		metrics.WriteGaugeUint64(w, "changefeed_unacknowledged_events", uint64(max(t.Unacknowledged, 0)))
+		metrics.WriteGaugeFloat64(w, "changefeed_oldest_unacknowledged_age_seconds", t.OldestAge.Seconds())
+	})
+}
+
 // helpTexts are the # HELP strings of svc's own metrics; the library
 // writes the metric name alone.
 var helpTexts = map[string]string{
-	"http_requests_total":           "HTTP requests served, by route template, method and status code.",
-	"http_request_duration_seconds": "HTTP request latency in seconds, by route template.",
-	"http_requests_in_flight":       "HTTP requests being served now.",
-	"db_pool_max_connections":       "Connection pool bound (SVC_POSTGRES_MAX_CONNS).",
-	"db_pool_min_connections":       "Connections the pool keeps open (SVC_POSTGRES_MIN_CONNS).",
-	"db_pool_connections":           "Open storage connections, including ones being opened.",
-	"db_pool_idle_connections":      "Open storage connections not in use.",
-	"db_pool_in_use_connections":    "Storage connections in use.",
-	"db_pool_idle_closed_total":     "Storage connections closed after SVC_POSTGRES_MAX_CONN_IDLE_TIME idle.",
+	"http_requests_total":                          "HTTP requests served, by route template, method and status code.",
+	"http_request_duration_seconds":                "HTTP request latency in seconds, by route template.",
+	"http_requests_in_flight":                      "HTTP requests being served now.",
+	"db_pool_max_connections":                      "Connection pool bound (SVC_POSTGRES_MAX_CONNS).",
+	"db_pool_min_connections":                      "Connections the pool keeps open (SVC_POSTGRES_MIN_CONNS).",
+	"db_pool_connections":                          "Open storage connections, including ones being opened.",
+	"db_pool_idle_connections":                     "Open storage connections not in use.",
+	"db_pool_in_use_connections":                   "Storage connections in use.",
+	"db_pool_idle_closed_total":                    "Storage connections closed after SVC_POSTGRES_MAX_CONN_IDLE_TIME idle.",
+	"changefeed_subscriptions":                     "Change-feed subscriptions stored, every tenant.",
+	"changefeed_unacknowledged_events":             "Events durable subscriptions have not acknowledged, summed.",
+	"changefeed_oldest_unacknowledged_age_seconds": "Age of the oldest event a durable subscription has not acknowledged.",
 }
 
 // writeMetrics writes the process, runtime and HTTP metrics in the

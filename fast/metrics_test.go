@@ -27,6 +27,7 @@ func adminGet(s *Server, path string) *fasthttp.Response {
 // text-format parser: typed families with help, a real histogram per route
 // template, counters by route template, method and status.
 func TestMetricsParseAsPrometheusText(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	do(s, "GET", "/api/help")
 	do(s, "GET", "/api/help/cli")
@@ -88,6 +89,7 @@ func TestMetricsParseAsPrometheusText(t *testing.T) {
 
 // TestAdminPprofSwitch: profiles only with SVC_ADMIN_PPROF.
 func TestAdminPprofSwitch(t *testing.T) {
+	t.Parallel()
 	if r := adminGet(newTestServer(t), "/debug/pprof/"); r.StatusCode() != 404 {
 		t.Fatalf("pprof without the switch: %d", r.StatusCode())
 	}
@@ -103,6 +105,7 @@ func TestAdminPprofSwitch(t *testing.T) {
 // TestPoolMetricsTyped: with a storage pool the pool's figures are typed
 // families Prometheus reads (gauges, and the idle-close counter).
 func TestPoolMetricsTyped(t *testing.T) {
+	t.Parallel()
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

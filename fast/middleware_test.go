@@ -43,6 +43,7 @@ func serverWithAuth(t *testing.T, a Authenticator, mutate ...func(*config.Config
 }
 
 func TestPanicBecomesServerErrorWithTicket(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"sanitized", "verbose"} {
 		s := serverWithAuth(t, panicAuth{}, func(c *config.Config) { c.ErrorResponseMode = mode })
 		resp := do(s, "GET", "/api/account")
@@ -75,6 +76,7 @@ func TestPanicBecomesServerErrorWithTicket(t *testing.T) {
 }
 
 func TestAuthorizationSeam(t *testing.T) {
+	t.Parallel()
 	s := serverWithAuth(t, denyAuth{})
 	for _, uri := range []string{"/api/account", "/api/clients"} {
 		resp := do(s, "GET", uri)
@@ -102,6 +104,7 @@ func TestAuthorizationSeam(t *testing.T) {
 }
 
 func TestMockAuthUsesConfiguredKindAndRoles(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, func(c *config.Config) {
 		c.MockKind = "service"
 		c.MockRoles = []string{"ROLE_M2M"}
@@ -116,6 +119,7 @@ func TestMockAuthUsesConfiguredKindAndRoles(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	a := string(do(s, "GET", "/api/help").Header.Peek("X-Request-ID"))
 	b := string(do(s, "GET", "/api/nope").Header.Peek("X-Request-ID"))
@@ -131,6 +135,7 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name     string
 		enabled  bool
@@ -190,6 +195,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestHelpEndpoints(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	idx := decode(t, do(s, "GET", "/api/help").Body())
 	if idx["schema"] != float64(1) || idx["version"] == nil {
@@ -223,6 +229,7 @@ func TestHelpEndpoints(t *testing.T) {
 }
 
 func TestAdminListener(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, func(c *config.Config) { c.MetricsBearer = "s3cret"; c.MetricsRequireAuth = true })
 	do(s, "GET", "/api/help")
 	do(s, "GET", "/api/help/cli")

@@ -56,6 +56,7 @@ func importPath(format, conv, name string, v int) string {
 // exports SIMPLE_VIEW byte for byte, then imports that export with the
 // SIMPLE_VIEW converter into a fresh model and gets the same bytes back.
 func TestModelVectorsOverHTTP(t *testing.T) {
+	t.Parallel()
 	vs := loadVectors(t)
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		for i, v := range vs {
@@ -91,6 +92,7 @@ func TestModelVectorsOverHTTP(t *testing.T) {
 }
 
 func TestModelImportMergesAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		p := importPath("JSON", "SAMPLE_DATA", "m", 1)
 		e.call("A", "POST", p, []byte(`{"a":1}`))
@@ -126,6 +128,7 @@ func TestModelImportMergesAndIsIdempotent(t *testing.T) {
 }
 
 func TestModelImportErrors(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		props := e.call("A", "POST", importPath("JSON", "JSON_SCHEMA", "m", 1), []byte(`{}`)).problem(t, 400, "BAD_REQUEST")
 		if props["parameter"] != "converter" || props["invalidValue"] != "JSON_SCHEMA" {
@@ -178,6 +181,7 @@ func TestModelImportErrors(t *testing.T) {
 }
 
 func TestModelImportXML(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		x := `<root a="1"><name>Alice</name><age>30</age><tag>x</tag><tag>y</tag><flag>true</flag><p><q>1.5</q></p><t k="v">text</t></root>`
 		if r := e.call("A", "POST", importPath("XML", "SAMPLE_DATA", "x", 1), []byte(x)); r.status != 200 {
@@ -200,6 +204,7 @@ func TestModelImportXML(t *testing.T) {
 }
 
 func TestModelExport(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.call("A", "POST", importPath("JSON", "SAMPLE_DATA", "p", 1), []byte(`{"name":"x","age":3,"when":"2024-01-15","tags":["a"]}`))
 		r := e.call("A", "GET", "/model/export/SIMPLE_VIEW/p/1", nil)
@@ -240,6 +245,7 @@ func TestModelExport(t *testing.T) {
 }
 
 func TestModelValidate(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.call("A", "POST", importPath("JSON", "SAMPLE_DATA", "p", 1), []byte(`{"name":"x","age":3}`))
 		check := func(body string, ok bool, msg string) {

@@ -49,6 +49,7 @@ func wantKeyProps(t *testing.T, props map[string]any, name string, version int) 
 }
 
 func TestModelIDIsUUIDv5OfNameDotVersion(t *testing.T) {
+	t.Parallel()
 	// UUID v5 (URL namespace) of "m0.1" (docs/decisions/0011-simple-view-export-import.md).
 	if id := model.ID(storage.ModelKey{Name: "m0", Version: 1}); id != "62856a12-3ed6-55ba-a7d4-aa98acd2b4df" {
 		t.Fatalf("ID(m0.1) = %s", id)
@@ -56,6 +57,7 @@ func TestModelIDIsUUIDv5OfNameDotVersion(t *testing.T) {
 }
 
 func TestModelListLockUnlockChangeLevelDelete(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		if r := e.call("A", "GET", "/model/", nil); r.status != 200 || string(r.body) != "[]" {
 			t.Fatalf("empty list: %d %s", r.status, r.body)
@@ -138,6 +140,7 @@ func TestModelListLockUnlockChangeLevelDelete(t *testing.T) {
 }
 
 func TestModelNotFoundAndBadParameters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		for _, c := range []struct{ method, path string }{
 			{"PUT", "/model/ghost/3/lock"},
@@ -165,6 +168,7 @@ func TestModelNotFoundAndBadParameters(t *testing.T) {
 }
 
 func TestModelTenantIsolation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "secret", 1, model.Unlocked, personSchema)
 		if r := e.call("B", "GET", "/model/", nil); string(r.body) != "[]" {
@@ -197,6 +201,7 @@ func TestModelTenantIsolation(t *testing.T) {
 }
 
 func TestModelUniqueKeys(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "person", 1, model.Unlocked, personSchema)
 		put := func(body string) apiResp { return e.call("A", "PUT", "/model/person/1/unique-keys", []byte(body)) }
@@ -249,6 +254,7 @@ func TestModelUniqueKeys(t *testing.T) {
 }
 
 func TestModelAreaIs501WithoutService(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, p := range []string{"/api/model/", "/api/model/export/SIMPLE_VIEW/a/1"} {
 		if r := do(s, "GET", p); r.StatusCode() != 501 {

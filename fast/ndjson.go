@@ -75,7 +75,7 @@ func ndjsonDocs() map[string]opDoc {
 				"condition language (URL-encoded JSON). A failure after the first line ends the stream with a line " +
 				"`{\"error\":{…problem…}}`.",
 			params: []Map{
-				query("pointInTime", "Read as at this instant (RFC 3339); default now.", dateTime("")),
+				query("pointInTime", "Read as at this instant (RFC 3339); default now."+instantRangeDoc, dateTime("")),
 				query("condition", "A search condition (JSON, URL-encoded); default every entity.", Map{"type": "string"}),
 			},
 			ok: Map{"description": "Newline-delimited entity envelopes.",

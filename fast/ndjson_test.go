@@ -57,6 +57,7 @@ func (e *entityEnv) stream(tenant, path string, body io.Reader) entityResp {
 }
 
 func TestNDJSONStream(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newEntityEnv(t, engine)

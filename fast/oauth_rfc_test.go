@@ -48,6 +48,7 @@ func (h *jwtHarness) revokedToken() string {
 // gets error="invalid_token"; a token lacking the role gets 403
 // error="insufficient_scope".
 func TestBearerChallenges(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	r := h.do("GET", "/model/", "", nil)
 	if r.status != 401 || r.header.Get("WWW-Authenticate") != `Bearer realm="svc"` ||
@@ -75,6 +76,7 @@ func TestBearerChallenges(t *testing.T) {
 // A Spring Security client (client_secret_basic): Basic credentials with
 // url-encoded halves, a form body with grant_type and scope, Accept JSON.
 func TestSpringStyleTokenRequest(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	r := h.do("POST", "/oauth/token", "", strings.NewReader("grant_type=client_credentials&scope=read+write"),
 		"Authorization", basic(bootID, bootSecret), "Content-Type", formCT+";charset=UTF-8",
@@ -94,6 +96,7 @@ func TestSpringStyleTokenRequest(t *testing.T) {
 // An Authlib (Python) client with token_endpoint_auth_method
 // client_secret_post: credentials in the form body, no Authorization.
 func TestAuthlibStyleTokenRequest(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	r := h.post("/oauth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {bootID},
 		"client_secret": {bootSecret}}, "Accept", "application/json", "User-Agent", "Authlib/1.3.0 (+https://authlib.org/)")
@@ -124,6 +127,7 @@ func TestAuthlibStyleTokenRequest(t *testing.T) {
 // Client authentication errors say what is wrong with the request, never
 // whether the client id exists.
 func TestClientAuthenticationErrors(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	cc := url.Values{"grant_type": {"client_credentials"}}
 	with := func(kv ...string) url.Values {
@@ -201,6 +205,7 @@ func TestClientAuthenticationErrors(t *testing.T) {
 // TestAuthorizationServerMetadata: RFC 8414 3.2's members, the same
 // document at the OpenID location, under the context path like JWKS.
 func TestAuthorizationServerMetadata(t *testing.T) {
+	t.Parallel()
 	for _, cp := range []string{"/api", ""} {
 		h := newJWTHarness(t, func(c *config.Config) { c.ContextPath = cp; c.JWTIssuer = "https://auth.example.com" })
 		r := h.do("GET", "/.well-known/oauth-authorization-server", "", nil)
@@ -254,6 +259,7 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 // response with the standard members, and {"active":false} for anything
 // else, including another tenant's token.
 func TestIntrospection(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	tok := h.clientToken(bootID, bootSecret)
 	r := h.post("/oauth/introspect", url.Values{"token": {tok}, "token_type_hint": {"access_token"}},
@@ -291,6 +297,7 @@ func TestIntrospection(t *testing.T) {
 // introspection, token exchange and gRPC compute members, and a second
 // revocation is 200 again; a token of another client cannot be revoked.
 func TestRevocation(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	auth := []string{"Authorization", basic(bootID, bootSecret)}
 	// RFC 7009 2.1's example body; the token is not one svc knows.
@@ -411,6 +418,7 @@ func postFrom(t *testing.T, c *http.Client, url_ string, form url.Values, hdr ..
 // client id and per address (429 with Retry-After), while the valid
 // client, from its own address, keeps getting tokens.
 func TestClientAuthThrottle(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t, func(c *config.Config) {
 		c.OAuthMaxFailuresPerClient, c.OAuthMaxFailuresPerAddress, c.OAuthFailureWindow = 3, 5, time.Hour
 	})
@@ -462,6 +470,7 @@ func TestClientAuthThrottle(t *testing.T) {
 // Tokens of the companions answer server_error in mock mode, like the
 // token endpoint.
 func TestOAuthCompanionsInMockMode(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, p := range []string{"/api/oauth/introspect", "/api/oauth/revoke"} {
 		if r := do(s, "POST", p); r.StatusCode() != 500 || !strings.Contains(string(r.Body()), `"error":"server_error"`) {

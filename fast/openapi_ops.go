@@ -82,7 +82,7 @@ func intRange(format string, min, max, def int64) Map {
 // opDocTable is built when the document is rendered and dropped after.
 func opDocTable() map[string]opDoc {
 	// Parameters shared by several operations.
-	pPointInTime := query("pointInTime", "Read as at this instant (RFC 3339, or a bare date meaning midnight UTC); default now.", dateTime(""))
+	pPointInTime := query("pointInTime", "Read as at this instant (RFC 3339, or a bare date meaning midnight UTC); default now."+instantRangeDoc, dateTime(""))
 	pTxID := query("transactionId", "Read the version written by this transaction; not together with pointInTime.", uuidS(""))
 	pTxTimeout := query("transactionTimeoutMillis", "Accepted for compatibility; no effect.", intRange("int64", 0, 0, 10000))
 	pWaitConsist := query("waitForConsistencyAfter", "Accepted for compatibility; no effect.", Map{"type": "boolean", "default": false})
@@ -154,8 +154,8 @@ func opDocTable() map[string]opDoc {
 			params: []Map{
 				arrayQuery("eventType", "Event kinds (repeat the key); default EntityChange and StateMachine.", enum("", "EntityChange", "StateMachine", "System"), false),
 				query("severity", "Only this severity.", enum("", "ERROR", "WARN", "INFO", "DEBUG")),
-				query("fromUtcTime", "From this instant, inclusive.", dateTime("")),
-				query("toUtcTime", "Up to this instant, exclusive.", dateTime("")),
+				query("fromUtcTime", "From this instant, inclusive."+instantRangeDoc, dateTime("")),
+				query("toUtcTime", "Up to this instant, exclusive."+instantRangeDoc, dateTime("")),
 				query("transactionId", "Only events of this transaction.", uuidS("")),
 				query("cursor", "`nextCursor` of the previous page.", Map{"type": "string"}),
 				query("limit", "Page size; values over 1000 are clamped.", intRange("int32", 1, 0, 20)),
@@ -237,7 +237,7 @@ func opDocTable() map[string]opDoc {
 			errs: []errDoc{eBadParam, eEntity404, eConflict409},
 		},
 		"getEntityChangesMetadata": {
-			params: []Map{query("pointInTime", "Only versions at or before this instant.", dateTime(""))},
+			params: []Map{query("pointInTime", "Only versions at or before this instant."+instantRangeDoc, dateTime(""))},
 			ok:     okJSON("Versions, newest first (at most 1000).", arr(ref("EntityChange"), "")),
 			errs:   []errDoc{eBadParam, eEntity404},
 		},
@@ -268,7 +268,7 @@ func opDocTable() map[string]opDoc {
 			desc: "With a condition body, deletes the matching entities; with an empty body, deletes them all.",
 			params: []Map{
 				pTxSize,
-				query("pointInTime", "Select the entities to delete as at this instant.", dateTime("")),
+				query("pointInTime", "Select the entities to delete as at this instant."+instantRangeDoc, dateTime("")),
 				query("verbose", "List the removed ids.", Map{"type": "boolean", "default": false}),
 			},
 			body: jsonBody("Optional condition selecting the entities.", ref("Condition"), false),
@@ -517,10 +517,11 @@ func opDocTable() map[string]opDoc {
 			mock501: true,
 		},
 		"registerOidcProvider": {
-			desc:    "Tokens of the provider are accepted once its keys have been fetched. The tenant id must be a UUID.",
+			desc: "Tokens of the provider are accepted once its keys have been fetched. The tenant id must be a UUID. " +
+				"Several tenants may register the same provider: a token then goes to the registration whose expectedAudiences contains its audience (401 when none or several do).",
 			body:    jsonBody("The provider.", ref("RegisterOidcProviderRequest"), true),
 			ok:      okJSON("The registration.", ref("OidcProvider")),
-			errs:    []errDoc{e(400, "BAD_REQUEST, OIDC_SSRF_BLOCKED or OIDC_INVALID_TENANT."), e(409, "OIDC_PROVIDER_DUPLICATE.")},
+			errs:    []errDoc{e(400, "BAD_REQUEST, OIDC_SSRF_BLOCKED or OIDC_INVALID_TENANT."), e(409, "OIDC_PROVIDER_DUPLICATE: this tenant already registered the URI.")},
 			mock501: true,
 		},
 		"reloadOidcProviders": {
@@ -617,7 +618,7 @@ func opDocTable() map[string]opDoc {
 		// Search.
 		"submitAsyncSearchJob": {
 			desc:   "Starts a search in the background and returns its job id at once; poll the status, then page through the results.",
-			params: []Map{query("pointInTime", "Search as at this instant; default the time of submission.", dateTime("")), pSort},
+			params: []Map{query("pointInTime", "Search as at this instant; default the time of submission."+instantRangeDoc, dateTime("")), pSort},
 			body:   conditionBody,
 			ok:     okJSON("The job id.", uuidS("")),
 			errs:   []errDoc{eSearch400, eModel404, e(503, "SEARCH_QUEUE_FULL (retryable): too many searches queued.")},
@@ -665,12 +666,13 @@ func opDocTable() map[string]opDoc {
 			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
-			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404},
+			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
+				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"deleteSchemaByName": {
 			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
 			ok:     okJSON("Deleted.", Map{"type": "string"}),
-			errs:   []errDoc{e(404, "Not found.")},
+			errs:   []errDoc{e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 		"genTables": {
 			ok:   okJSON("Tables generated from the model.", arr(ref("SqlTable"), "")),
@@ -681,7 +683,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"putSchema": {
 			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH.")},
+			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
@@ -694,7 +696,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"deleteSchema": {
 			ok:   okJSON("Deleted.", Map{"type": "string"}),
-			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
+			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 
 		// Token endpoint: OAuth bodies, handled specially in tokenOperation.
@@ -717,24 +719,25 @@ func opDocTable() map[string]opDoc {
 // parameters, by name.
 func pathParamDocs() map[string]pathParamDoc {
 	return map[string]pathParamDoc{
-		"entityId":      {"Entity id.", uuidS("")},
-		"entityName":    {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"modelVersion":  {"Entity model version.", Map{"type": "integer", "format": "int32"}},
-		"format":        {"Body format.", enum("", "JSON", "XML")},
-		"transition":    {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"transactionId": {"Transaction id returned by a write.", uuidS("")},
-		"jobId":         {"Asynchronous search job id.", uuidS("")},
-		"messageId":     {"Message id.", uuidS("")},
-		"subject":       {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
-		"converter":     {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
-		"dataFormat":    {"Body format.", enum("", "JSON", "XML")},
-		"changeLevel":   {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
-		"clientId":      {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
-		"keyId":         {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
-		"id":            {"OIDC provider registration id.", uuidS("")},
-		"entityModelId": {"Model id.", uuidS("")},
-		"schemaName":    {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"schemaId":      {"SQL schema id.", uuidS("")},
+		"entityId":       {"Entity id.", uuidS("")},
+		"entityName":     {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"modelVersion":   {"Entity model version.", Map{"type": "integer", "format": "int32"}},
+		"format":         {"Body format.", enum("", "JSON", "XML")},
+		"transition":     {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"transactionId":  {"Transaction id returned by a write.", uuidS("")},
+		"jobId":          {"Asynchronous search job id.", uuidS("")},
+		"messageId":      {"Message id.", uuidS("")},
+		"subject":        {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
+		"converter":      {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
+		"dataFormat":     {"Body format.", enum("", "JSON", "XML")},
+		"changeLevel":    {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
+		"clientId":       {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
+		"keyId":          {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
+		"id":             {"OIDC provider registration id.", uuidS("")},
+		"entityModelId":  {"Model id.", uuidS("")},
+		"schemaName":     {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"schemaId":       {"SQL schema id.", uuidS("")},
+		"subscriptionId": {"Change-feed subscription id.", Map{"type": "string", "minLength": 1}},
 	}
 }
 

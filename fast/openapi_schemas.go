@@ -1,5 +1,7 @@
 package fast
 
+import "svc/streamdata"
+
 // Schema helpers keep the component table below readable; they only build
 // maps, once, when the document is rendered at startup.
 
@@ -197,7 +199,7 @@ func componentSchemas() Map {
 				"field": str("`$.`-path of a numeric field."),
 				"as":    str("Result alias; defaults to `<op>_<field without $.>`."),
 			}, "op", "field"), "Aggregations computed per group."),
-			"pointInTime": dateTime("Count as at this instant (RFC 3339)."),
+			"pointInTime": dateTime("Count as at this instant (RFC 3339)." + instantRangeDoc),
 			"limit":       withDesc(Map{"type": "integer", "minimum": 1}, "Maximum number of groups returned."),
 		}, "groupBy"),
 		"GroupedStatsBucket": obj("One group of a grouped statistics query.", Map{
@@ -652,11 +654,12 @@ func componentSchemas() Map {
 		}),
 		"StreamDataConfigs": obj("", Map{"data": arr(ref("StreamDataConfig"), "")}),
 		"StreamDataRequest": obj("", Map{
-			"sdDef":        ref("StreamDataDef"),
-			"pointTime":    integer("int64", "As-at instant, epoch milliseconds."),
-			"offset":       integer("int64", ""),
+			"sdDef": ref("StreamDataDef"),
+			"pointTime": integer("int64", "As-at instant, epoch milliseconds; null or not positive: now. An instant past "+
+				"2262-04-11T23:47:16.853Z (9223372036853) is 400 naming the field."),
+			"offset":       withDesc(Map{"type": "integer", "format": "int64", "minimum": 0, "maximum": streamdata.MaxPosition}, positionDoc),
 			"length":       integer("int32", ""),
-			"fromPosIndex": integer("int64", ""),
+			"fromPosIndex": withDesc(Map{"type": "integer", "format": "int64", "minimum": 0, "maximum": streamdata.MaxPosition}, positionDoc),
 		}),
 		"StreamDataRows": obj("", Map{
 			"pointTime":            integer("int64", ""),

@@ -15,6 +15,7 @@ import (
 // server span named by method and route template that continues the
 // caller's traceparent, and the request-duration metric is exported.
 func TestHTTPSpansReachAnOTLPReceiver(t *testing.T) {
+	t.Parallel()
 	col := otlptest.Start(t)
 	col.Env(t)
 	tel, err := telemetry.Start(context.Background(), "9.9.9-test")

@@ -16,6 +16,19 @@ func routeParam(ctx *fasthttp.RequestCtx, name string) string {
 	return v
 }
 
+// instantRangeDoc ends the description of every instant parameter.
+const instantRangeDoc = " An instant outside " + storage.InstantRangeText + " (the range svc stores) is 400 naming the parameter."
+
+// positionDoc describes stream-data row positions.
+const positionDoc = "Row position, 0 to 2^53-1 (the largest integer every JSON client carries exactly); anything else is 400 naming the field."
+
+// badInstant is 400 for an instant parameter that does not parse or lies
+// outside the range the engines store (storage.InstantInRange).
+func badInstant(name, value string) error {
+	return apierr.New(apierr.BadRequest, "invalid value for parameter '"+name+"': an RFC 3339 instant "+storage.InstantRangeText+" is expected",
+		apierr.P("parameter", name), apierr.P("invalidValue", value))
+}
+
 func badParam(name, value string) error {
 	return apierr.New(apierr.BadRequest, "invalid value for parameter '"+name+"'",
 		apierr.P("parameter", name), apierr.P("invalidValue", value))

@@ -112,6 +112,7 @@ const pyWorkflow = `{"workflows":[{"version":"1.0","name":"Pet","desc":"pet life
 // earlier instant (isoformat, "+" arriving as a space), stats, changes,
 // and the aliases in grouped statistics and delete by condition.
 func TestPythonTemplateReplay(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			pythonTemplateReplay(t, newTemplateEnv(t, engine))
@@ -262,6 +263,7 @@ func pythonTemplateReplay(t *testing.T, env *entityEnv) {
 // TestSearchArrayRouteErrors: the extension route answers errors as the
 // direct search does, and an IN without an array is refused.
 func TestSearchArrayRouteErrors(t *testing.T) {
+	t.Parallel()
 	env := newTemplateEnv(t, "memory")
 	env.lockedModel("t1", "pet", 1, `{"name":"x","age":1}`)
 	env.call("t1", "POST", "/search/nope/1", []byte(`{"type":"group","operator":"AND","conditions":[]}`)).problem(t, 404, "MODEL_NOT_FOUND")
@@ -281,6 +283,7 @@ func TestSearchArrayRouteErrors(t *testing.T) {
 // com.cyoda.tdb.model.treenode.TreeNodeEntity; the model then comes from
 // the entity, and the answer is the one for <name>.<version>.
 func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
+	t.Parallel()
 	env := newTemplateEnv(t, "memory")
 	env.lockedModel("t1", "pet", 1, `{"name":"x","category":"cat","age":1}`)
 	env.call("t1", "POST", "/model/pet/1/workflow/import", []byte(pyWorkflow)).ok(t)
@@ -299,6 +302,7 @@ func TestFetchTransitionsLegacyEntityClass(t *testing.T) {
 // STRUCTURAL and lock with empty bodies, workflow import REPLACE of a
 // "1.0" file, export; then entity writes extend the empty locked model.
 func TestJavaTemplateSetupSequence(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newTemplateEnv(t, engine)
@@ -336,6 +340,7 @@ func TestJavaTemplateSetupSequence(t *testing.T) {
 // {transactionId, entityIds} object, for the loopback and a named
 // transition, on both engines.
 func TestEntityPutIgnoresTemplateFlags(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newTemplateEnv(t, engine)

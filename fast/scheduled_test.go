@@ -12,6 +12,7 @@ import (
 
 	"svc/audit"
 	"svc/entity"
+	"svc/internal/await"
 	"svc/model"
 	"svc/platform/config"
 	"svc/scheduler"
@@ -88,19 +89,6 @@ func (e *entityEnv) trailOf(tenant, id string) auditPage {
 	return p
 }
 
-// eventually polls cond every 25 ms until it holds or a generous deadline
-// passes; no assertion is made on how fast.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 func itemsOf(p auditPage, typ string) []auditItem {
 	var out []auditItem
 	for _, it := range p.Items {
@@ -114,6 +102,7 @@ func itemsOf(p auditPage, typ string) []auditItem {
 // TestScheduledTransitionsHTTP is behaviour 30 over real HTTP with a
 // running scheduler, on every engine.
 func TestScheduledTransitionsHTTP(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newScheduledEnv(t, engine)
@@ -140,7 +129,7 @@ func TestScheduledTransitionsHTTP(t *testing.T) {
 func scheduledFires(t *testing.T, env *entityEnv) {
 	env = env.with(t)
 	id, tx := env.create("A", "timed", 1, `{"ok":true,"n":1}`)
-	eventually(t, "the scheduled fire", func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" })
+	await.Until(t, await.Long, func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" }, "the scheduled fire")
 	got := env.get("A", "/entity/"+id)
 	if got.Meta.Transition == nil || *got.Meta.Transition != "timeout" || got.Meta.TransactionID == tx {
 		t.Fatalf("fired meta %+v", got.Meta)
@@ -193,7 +182,7 @@ func scheduledPostponed(t *testing.T, env *entityEnv) {
 	time.Sleep(5 * time.Millisecond)
 	var r txResult
 	env.call("A", "PUT", "/entity/JSON/"+id, []byte(`{"ok":true,"n":2}`)).ok(t).decode(t, &r)
-	eventually(t, "the postponed fire", func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" })
+	await.Until(t, await.Long, func() bool { return env.get("A", "/entity/"+id).Meta.State == "DONE" }, "the postponed fire")
 	p := env.trailOf("A", id)
 	arms := itemsOf(p, "SCHEDULED_TRANSITION_ARM")
 	if len(arms) != 2 || arms[0].TransactionID != r.TransactionID || len(itemsOf(p, "SCHEDULED_TRANSITION_CANCEL")) != 0 {
@@ -243,9 +232,9 @@ func scheduledCancelled(t *testing.T, env *entityEnv) {
 func scheduledDeclined(t *testing.T, env *entityEnv) {
 	env = env.with(t)
 	id, _ := env.create("A", "timed", 1, `{"ok":false,"n":1}`)
-	eventually(t, "the declined fire", func() bool {
+	await.Until(t, await.Long, func() bool {
 		return len(itemsOf(env.trailOf("A", id), "TRANSITION_NOT_MATCH_CRITERION")) > 0
-	})
+	}, "the declined fire")
 	// Well past the redispatch backoff (1 s here): no retry.
 	time.Sleep(1500 * time.Millisecond)
 	p := env.trailOf("A", id)

@@ -195,6 +195,7 @@ var functionConditions = []string{
 }
 
 func TestSearchFunctionConditions(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env, fm, _ := newFunctionEnv(t, engine)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSearchAPI(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newSearchEnv(t, engine, nil)

@@ -17,6 +17,7 @@ import (
 
 	"svc/audit"
 	"svc/authcache"
+	"svc/changefeed"
 	"svc/entity"
 	"svc/help"
 	"svc/iam"
@@ -99,6 +100,10 @@ type Deps struct {
 	// Pool snapshots the storage connection pool for /metrics; nil (the
 	// memory engine) exports no pool metrics.
 	Pool func() storage.PoolStats
+	// Changes and ChangeHub are the change feed (/subscriptions,
+	// /changes); nil leaves them at 501.
+	Changes   *changefeed.Service
+	ChangeHub *changefeed.Hub
 	// Cluster is set in cluster mode only (internal routes, transaction
 	// routing); nil adds nothing to any request's path.
 	Cluster *ClusterDeps
@@ -137,6 +142,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
 	s.metrics.exportPool(deps.Pool)
+	s.metrics.exportChanges(deps.Changes)
 	initRequestIDPrefix(&s.reqPfx)
 	s.clientAuthLimit = newClientAuthLimiter(cfg)
 	s.routes = append(apiRoutes(), extensionRoutes()...)

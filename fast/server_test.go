@@ -59,6 +59,7 @@ func decode(t *testing.T, body []byte) map[string]any {
 // serves, extensions marked. It runs in any clone; the list itself is
 // compared with the external contract by TestOperationsListMatchesWireContract.
 func TestRouteSetsMatchWireContractAndOpenAPI(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	router := map[string]bool{}
 	routerOps := map[string]string{}
@@ -155,6 +156,7 @@ func assertSameSet(t *testing.T, an string, a map[string]bool, bn string, b map[
 }
 
 func TestEveryRouteAnswersUnderContextPath(t *testing.T) {
+	t.Parallel()
 	for _, cp := range []string{"/api", ""} {
 		s := newTestServer(t, func(c *config.Config) { c.ContextPath = cp })
 		for _, r := range s.Routes() {
@@ -176,6 +178,7 @@ func TestEveryRouteAnswersUnderContextPath(t *testing.T) {
 }
 
 func TestProblemEnvelope(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	resp := do(s, "GET", "/api/no/such/route")
 	if resp.StatusCode() != 404 || string(resp.Header.ContentType()) != "application/problem+json" {
@@ -212,6 +215,7 @@ func TestProblemEnvelope(t *testing.T) {
 }
 
 func TestServeOverLoopback(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	apiLn, _ := net.Listen("tcp", "127.0.0.1:0")
 	adminLn, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -4,17 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-	"encoding/hex"
-	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/valyala/fasthttp"
 
 	"svc/platform/apierr"
+	"svc/storage"
 )
 
 // SQL access extensions (issue 17): POST {ctx}/sql/query runs one
@@ -41,7 +38,10 @@ func sqlExtensionDocs() map[string]opDoc {
 			desc: "One SQL statement over the views of a saved SQL schema, run read-only as the schema's own PostgreSQL role " +
 				"(no access to base tables or other tenants) under SVC_SQL_QUERY_TIMEOUT. Rows stream as NDJSON, one JSON object per row " +
 				"keyed by column name; with `Accept: text/csv` as CSV with a header line. `pointTime` reads every view as of that instant. " +
-				"An error after the first rows were sent ends the stream with a line `{\"error\": …}` (CSV: a last line `# error: …`).",
+				"An error after the first rows were sent ends the stream with a line `{\"error\": …}` (CSV: a last line `# error: …`). " +
+				"Values: numbers exact (NaN and ±Infinity as strings), json/jsonb embedded, arrays nested to their dimensions, " +
+				"timestamptz RFC 3339 in UTC, infinity/-infinity as those words, interval as an ISO 8601 duration, bytea as `\\x` hex, " +
+				"other types (ranges, tsvector, …) as PostgreSQL's text; `svc help sql` lists them.",
 			body: jsonBody("The statement.", obj("", Map{
 				"schemaName": Map{"type": "string", "minLength": 1, "maxLength": 1024},
 				"sql":        str("One SQL statement (no parameters)."),
@@ -54,7 +54,9 @@ func sqlExtensionDocs() map[string]opDoc {
 					"text/csv":             Map{"schema": Map{"type": "string"}},
 				},
 			},
-			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."), pg501},
+			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."),
+				e(429, "SQL_TENANT_CONNECTIONS_BUSY: the tenant's queries hold SVC_SQL_MAX_CONNECTIONS_PER_TENANT connections; retry after Retry-After seconds."),
+				e(503, "SQL_CONNECTIONS_BUSY: svc's SVC_SQL_MAX_CONNECTIONS SQL connections are all in use; retry after Retry-After seconds."), pg501},
 		},
 		"sqlCredentials": {
 			desc:   "The login of the schema's read-only PostgreSQL role (a password is issued on first use). Tenant admins only.",
@@ -103,6 +105,11 @@ func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
 			if err != nil {
 				cancel()
 				s.writeError(ctx, err)
+				if st := ctx.Response.StatusCode(); st == 429 || st == 503 {
+					// Past a connection bound (sqlschema.busy): nothing was
+					// queued; a query slot frees within a statement's time.
+					ctx.Response.Header.Set("Retry-After", "1")
+				}
 				return
 			}
 			asCSV := strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/csv")
@@ -125,11 +132,12 @@ func sqlQueryHandlers(s *Server) map[string]fasthttp.RequestHandler {
 	}
 }
 
-func writeNDJSONRows(w *bufio.Writer, cols []string, next func() ([]any, error), mapErr func(error) error) {
+func writeNDJSONRows(w *bufio.Writer, cols []string, next func() ([]storage.SQLValue, error), mapErr func(error) error) {
 	keys := make([][]byte, len(cols))
 	for i, c := range cols {
-		keys[i], _ = json.Marshal(c)
+		keys[i] = appendJSONString(nil, c)
 	}
+	var b []byte
 	for {
 		row, err := next()
 		if err != nil {
@@ -141,24 +149,21 @@ func writeNDJSONRows(w *bufio.Writer, cols []string, next func() ([]any, error),
 		if row == nil {
 			return
 		}
-		w.WriteByte('{')
+		b = append(b[:0], '{')
 		for i, v := range row {
 			if i > 0 {
-				w.WriteByte(',')
+				b = append(b, ',')
 			}
-			w.Write(keys[i])
-			w.WriteByte(':')
-			b, err := json.Marshal(jsonValue(v))
-			if err != nil {
-				b, _ = json.Marshal(fmt.Sprint(v))
-			}
-			w.Write(b)
+			b = append(b, keys[i]...)
+			b = append(b, ':')
+			b = appendSQLJSON(b, v)
 		}
-		w.WriteString("}\n")
+		b = append(b, "}\n"...)
+		w.Write(b)
 	}
 }
 
-func writeCSVRows(w *bufio.Writer, cols []string, next func() ([]any, error), mapErr func(error) error) {
+func writeCSVRows(w *bufio.Writer, cols []string, next func() ([]storage.SQLValue, error), mapErr func(error) error) {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(cols)
 	rec := make([]string, len(cols))
@@ -174,7 +179,7 @@ func writeCSVRows(w *bufio.Writer, cols []string, next func() ([]any, error), ma
 			return
 		}
 		for i, v := range row {
-			rec[i] = csvValue(v)
+			rec[i] = sqlCSVText(v)
 		}
 		_ = cw.Write(rec)
 	}
@@ -187,105 +192,36 @@ func errText(err error) string {
 	return "internal error"
 }
 
-// jsonValue turns a driver value into its natural JSON form: uuids as
-// strings, numerics as exact JSON numbers, times as RFC 3339.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case [16]byte:
-		return formatUUID(x)
-	case pgtype.Numeric:
-		if !x.Valid {
-			return nil
+// appendSQLJSON writes one cell as JSON: NULL as null, booleans and
+// numbers bare (numbers exactly as the engine wrote them), JSON documents
+// embedded, arrays nested to their dimensions, everything else a string.
+func appendSQLJSON(b []byte, v storage.SQLValue) []byte {
+	switch v.Kind {
+	case storage.SQLNull:
+		return append(b, "null"...)
+	case storage.SQLBool, storage.SQLNumber, storage.SQLJSON:
+		return append(b, v.Text...)
+	case storage.SQLArray:
+		b = append(b, '[')
+		for i, e := range v.Elems {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSQLJSON(b, e)
 		}
-		if x.NaN || x.InfinityModifier != pgtype.Finite {
-			return csvValue(x)
-		}
-		return json.RawMessage(numericText(x))
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case pgtype.Time:
-		return csvValue(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonValue(e)
-		}
-		return out
+		return append(b, ']')
 	}
-	return v
+	return appendJSONString(b, v.Text)
 }
 
-func csvValue(v any) string {
-	switch x := v.(type) {
-	case nil:
+// sqlCSVText is one cell as a CSV field: NULL empty, arrays as their JSON
+// text (so dimensions survive), everything else its text.
+func sqlCSVText(v storage.SQLValue) string {
+	switch v.Kind {
+	case storage.SQLNull:
 		return ""
-	case string:
-		return x
-	case [16]byte:
-		return formatUUID(x)
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case pgtype.Numeric:
-		switch {
-		case !x.Valid:
-			return ""
-		case x.NaN:
-			return "NaN"
-		case x.InfinityModifier == pgtype.Infinity:
-			return "Infinity"
-		case x.InfinityModifier == pgtype.NegativeInfinity:
-			return "-Infinity"
-		}
-		return numericText(x)
-	case pgtype.Time:
-		if !x.Valid {
-			return ""
-		}
-		us := x.Microseconds
-		return fmt.Sprintf("%02d:%02d:%02d.%06d", us/3600e6, us/60e6%60, us/1e6%60, us%1e6)
-	case []byte:
-		return "\\x" + hex.EncodeToString(x)
-	case bool, int16, int32, int64, float32, float64:
-		return fmt.Sprint(x)
+	case storage.SQLArray:
+		return string(appendSQLJSON(nil, v))
 	}
-	b, err := json.Marshal(jsonValue(v))
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-// numericText prints a finite numeric exactly (Int × 10^Exp).
-func numericText(n pgtype.Numeric) string {
-	s := new(big.Int).Abs(n.Int).String()
-	neg := n.Int.Sign() < 0
-	if n.Exp >= 0 {
-		if n.Int.Sign() != 0 {
-			s += strings.Repeat("0", int(n.Exp))
-		}
-	} else {
-		k := int(-n.Exp)
-		if len(s) <= k {
-			s = strings.Repeat("0", k-len(s)+1) + s
-		}
-		s = s[:len(s)-k] + "." + s[len(s)-k:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
-func formatUUID(u [16]byte) string {
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return string(b[:])
+	return v.Text
 }

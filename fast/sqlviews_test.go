@@ -55,6 +55,7 @@ func wantRows(t *testing.T, what string, got []string, want ...string) {
 // samples, SQL errors, and that neither base tables nor another tenant's
 // rows are reachable.
 func TestSQLViewsPostgres(t *testing.T) {
+	t.Parallel()
 	env := newSQLEnv(t, "postgres")
 	env.lockedModel("A", "orders", 1, ordersSample)
 	e1, _ := env.create("A", "orders", 1, ordersSample)

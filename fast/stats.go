@@ -216,7 +216,8 @@ type groupedRequest struct {
 }
 
 // decodeGroupedQuery reads the grouped statistics body: unknown fields and
-// a pointInTime that is not RFC 3339 are 400 MALFORMED_REQUEST.
+// a pointInTime that is not RFC 3339 (or outside storage.InstantInRange)
+// are 400 MALFORMED_REQUEST.
 func decodeGroupedQuery(body []byte) (*entity.GroupedQuery, error) {
 	var req groupedRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -227,8 +228,9 @@ func decodeGroupedQuery(body []byte) (*entity.GroupedQuery, error) {
 	q := &entity.GroupedQuery{GroupBy: req.GroupBy, Condition: req.Condition, Aggregations: req.Aggregations, Limit: req.Limit}
 	if req.PointInTime != nil {
 		t, err := time.Parse(time.RFC3339Nano, *req.PointInTime)
-		if err != nil {
-			return nil, apierr.New(apierr.MalformedRequest, "invalid pointInTime")
+		if err != nil || !storage.InstantInRange(t) {
+			return nil, apierr.New(apierr.MalformedRequest, "invalid pointInTime: an RFC 3339 instant "+storage.InstantRangeText+" is expected",
+				apierr.P("field", "pointInTime"), apierr.P("invalidValue", *req.PointInTime))
 		}
 		q.At = &t
 	}

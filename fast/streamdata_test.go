@@ -161,6 +161,7 @@ func (e *streamEnv) seedStream(tenant string, count, mod int) map[string]int {
 }
 
 func TestStreamDataConfigCRUD(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -205,6 +206,7 @@ func TestStreamDataConfigCRUD(t *testing.T) {
 // Stream data (docs/decisions/0025-stream-data.md): export, import with failOnExists → 409, import without is
 // idempotent, data.value container; the plain data array is accepted.
 func TestStreamDataExportImport(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -260,6 +262,7 @@ func TestStreamDataExportImport(t *testing.T) {
 // page, Joda and REST conditions agree, IContains sent as CONTAINS is
 // case-insensitive, alias columns coalesce.
 func TestStreamDataGet(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -336,6 +339,7 @@ func TestStreamDataGet(t *testing.T) {
 
 // Definitions that cannot be served answer 400 naming the path or operator.
 func TestStreamDataUnservable(t *testing.T) {
+	t.Parallel()
 	e := newStreamEnv(t, "memory")
 	e.seedStream("t1", 1, 1)
 	multi := `{"requestClass":"sd.1","columns":[{"name":"tenantId.legalEntity.name"}],
@@ -359,6 +363,7 @@ func TestStreamDataUnservable(t *testing.T) {
 // Stream data (docs/decisions/0025-stream-data.md): delete removes every match whatever offset and length say,
 // through the entity delete path, and counts with the contract's spelling.
 func TestStreamDataDelete(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -400,6 +405,7 @@ func TestStreamDataDelete(t *testing.T) {
 // same pointTime after the writers stop, and exactly the entities that
 // existed at that instant.
 func TestStreamDataWalkUnderWrites(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -490,6 +496,7 @@ func TestStreamDataWalkUnderWrites(t *testing.T) {
 // is ALL without a usable index and COMPOSITE once a composite index
 // exists and is ready.
 func TestStreamDataIndexesAndPlan(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			e := newStreamEnv(t, engine)
@@ -671,6 +678,7 @@ func (r *bodyReader) waitFor(subs ...string) bool {
 // engines: PostgreSQL rows come from the cursor, memory rows from the
 // snapshot.
 func TestStreamDataGetStreams(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			hp := &hookPager{}

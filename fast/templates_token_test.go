@@ -16,6 +16,7 @@ import (
 // sends no scope. Both get a Bearer token as application/json with
 // expires_in, whose claims carry sub, iss, caas_org_id and ROLE_M2M.
 func TestTokenRequestAsTemplatesSendIt(t *testing.T) {
+	t.Parallel()
 	h := newJWTHarness(t)
 	const id, secret = "ops@example.com+1", "s3cr+t/with=signs&more"
 	if err := iam.NewClients(h.stores.Clients, false).EnsureBootstrap(context.Background(), id, secret, tenantA, "ops", []string{iam.RoleM2M}); err != nil {

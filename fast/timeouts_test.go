@@ -14,6 +14,7 @@ import (
 )
 
 func TestHTTPTimeoutFallbacks(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name                              string
 		idle, header, read, write         time.Duration
@@ -49,6 +50,7 @@ func TestHTTPTimeoutFallbacks(t *testing.T) {
 // TestReadHeaderTimeoutClosesSlowClient sends half a request line and
 // expects the server to give up on it.
 func TestReadHeaderTimeoutClosesSlowClient(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, func(c *config.Config) { c.HTTPReadHeaderTimeout = 300 * time.Millisecond })
 	apiLn, _ := net.Listen("tcp", "127.0.0.1:0")
 	adminLn, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -104,6 +104,7 @@ func kEquals(v string) string {
 // owner. A standalone read meanwhile sees committed data. On every
 // engine.
 func TestJoinReadsOwnWrites(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newJoinEnv(t, engine, time.Minute)
@@ -214,6 +215,7 @@ func TestJoinReadsOwnWrites(t *testing.T) {
 // TestJoinSeesOwnerChunk: the callback of a chunk's second entity reads
 // the first, settled by the owner in the same transaction, in a list.
 func TestJoinSeesOwnerChunk(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newJoinEnv(t, engine, time.Minute)

@@ -227,6 +227,7 @@ func (e *joinEnv) setupModels() {
 // outside world does not, and when the owner fails afterwards they are
 // gone. On every engine.
 func TestJoinCallbacks(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newJoinEnv(t, engine, time.Minute)
@@ -347,6 +348,7 @@ func TestJoinCallbacks(t *testing.T) {
 // callback and also returns data: the returned data wins, in one
 // revision of the owner's transaction.
 func TestJoinAnchorWrite(t *testing.T) {
+	t.Parallel()
 	env := newJoinEnv(t, "memory", time.Minute)
 	env.setupModels()
 	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
@@ -377,6 +379,7 @@ func TestJoinAnchorWrite(t *testing.T) {
 // token; a callback with it writes into TX_post, which commits with the
 // processor's result.
 func TestJoinCommitBeforeDispatch(t *testing.T) {
+	t.Parallel()
 	env := newJoinEnv(t, "memory", time.Minute)
 	env.setupModels()
 	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
@@ -417,6 +420,7 @@ func TestJoinCommitBeforeDispatch(t *testing.T) {
 // TestJoinTokenErrors: every token error of docs/decisions/0015-transactions.md over HTTP and gRPC,
 // and a token that outlives SVC_TX_TOKEN_TTL.
 func TestJoinTokenErrors(t *testing.T) {
+	t.Parallel()
 	env := newJoinEnv(t, "memory", 3*time.Second)
 	env.setupModels()
 	side, _ := env.create("A", "side", 1, `{"k":"v"}`)
@@ -487,6 +491,7 @@ func TestJoinTokenErrors(t *testing.T) {
 // writes of its callbacks stay when it succeeds and are rolled back with
 // the savepoint when it fails, while the transition commits either way.
 func TestJoinAsyncNewTx(t *testing.T) {
+	t.Parallel()
 	env := newJoinEnv(t, "memory", time.Minute)
 	env.setupModels()
 	env.onProcess(func(ctx context.Context, c *member.Call) (json.RawMessage, error) { return nil, nil })
@@ -536,6 +541,7 @@ func TestJoinAsyncNewTx(t *testing.T) {
 // transaction never exists; delete all inside the transaction deletes
 // what the transaction sees (nothing left here).
 func TestJoinDeletes(t *testing.T) {
+	t.Parallel()
 	env := newJoinEnv(t, "memory", time.Minute)
 	env.setupModels()
 	gone, _ := env.create("A", "side", 1, `{"k":"old"}`)

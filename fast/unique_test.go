@@ -30,6 +30,7 @@ func (e *entityEnv) keyedModel(tenant string) {
 // INVALID_UNIQUE_KEY for a partial key, after validation and before the
 // conflict; deletes and rewrites free values.
 func TestUniqueKeysHTTP(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newEntityEnv(t, engine)
@@ -133,6 +134,7 @@ func TestUniqueKeysHTTP(t *testing.T) {
 // Of concurrent creates of one value exactly one wins, on both engines,
 // in each of 50 races.
 func TestUniqueKeyRaces(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newEntityEnv(t, engine)
@@ -176,6 +178,7 @@ func TestUniqueKeyRaces(t *testing.T) {
 // UNIQUE_VIOLATION, and a callback's duplicate fails the request it
 // joined, on both engines.
 func TestUniqueKeysGRPCAndJoined(t *testing.T) {
+	t.Parallel()
 	for _, engine := range entityEngines {
 		t.Run(engine, func(t *testing.T) {
 			env := newJoinEnv(t, engine, time.Minute)

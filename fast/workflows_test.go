@@ -68,6 +68,7 @@ func wantSuccess(t *testing.T, r apiResp) {
 }
 
 func TestWorkflowImportExportModes(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema) // import needs no lock
 		imp := func(body []byte) apiResp { return e.call("A", "POST", "/model/order/1/workflow/import", body) }
@@ -113,6 +114,7 @@ func TestWorkflowImportExportModes(t *testing.T) {
 }
 
 func TestWorkflowImportErrors(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema)
 		imp := func(path string, body []byte) apiResp { return e.call("A", "POST", path, body) }
@@ -131,11 +133,13 @@ func TestWorkflowImportErrors(t *testing.T) {
 		if props["parameter"] != "modelVersion" {
 			t.Errorf("bad modelVersion properties: %v", props)
 		}
-		// Body gating: empty, invalid, unknown field, trailing data, mode, size.
+		// Body gating: empty, invalid, known field of the wrong type,
+		// duplicate key, trailing data, mode, size.
 		for name, body := range map[string][]byte{
 			"empty":         nil,
 			"not JSON":      []byte(`{"workflows":`),
-			"unknown field": []byte(`{"workflows":[],"x":1}`),
+			"wrong type":    []byte(`{"workflows":[],"allowCycles":"yes","x":1}`),
+			"duplicate key": []byte(`{"workflows":[],"x":1,"x":2}`),
 			"trailing":      []byte(`{"workflows":[]} []`),
 			"unknown mode":  []byte(`{"importMode":"UPSERT","workflows":[]}`),
 			"over 10 MiB":   append(append([]byte(`{"workflows":[],"pad":"`), bytes.Repeat([]byte("x"), 10<<20)...), `"}`...),
@@ -168,6 +172,7 @@ func TestWorkflowImportErrors(t *testing.T) {
 }
 
 func TestWorkflowExportErrors(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		props := e.call("A", "GET", "/model/nope/1/workflow/export", nil).problem(t, 404, "MODEL_NOT_FOUND")
 		wantKeyProps(t, props, "nope", 1)
@@ -180,6 +185,7 @@ func TestWorkflowExportErrors(t *testing.T) {
 }
 
 func TestWorkflowTenantIsolation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *modelEnv) {
 		e.seed("A", "order", 1, model.Unlocked, personSchema)
 		wantSuccess(t, e.call("A", "POST", "/model/order/1/workflow/import", wfImport("MERGE", wfDef("mine", ""))))
@@ -203,6 +209,7 @@ func TestWorkflowTenantIsolation(t *testing.T) {
 }
 
 func TestWorkflowAreaIs501WithoutModelService(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	if r := do(s, "GET", "/api/model/a/1/workflow/export"); r.StatusCode() != 501 {
 		t.Errorf("export without a model service: %d", r.StatusCode())
@@ -210,4 +217,34 @@ func TestWorkflowAreaIs501WithoutModelService(t *testing.T) {
 	if r := do(s, "POST", "/api/model/a/1/workflow/import"); r.StatusCode() != 501 {
 		t.Errorf("import without a model service: %d", r.StatusCode())
 	}
+}
+
+// TestWorkflowImportIgnoresUnknownKeys imports a workflow file as real ones
+// are written, with keys svc does not know at every level (a processor
+// config's "_calculationNodesTags" among them): it is accepted, the known
+// keys take effect and export renders only what svc knows
+// (docs/decisions/0016-workflow-definitions.md).
+func TestWorkflowImportIgnoresUnknownKeys(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, e *modelEnv) {
+		e.seed("A", "order", 1, model.Unlocked, personSchema)
+		body := []byte(`{"importMode":"MERGE","source":"studio","workflows":[{"version":"1.3","name":"w","layout":{"x":1},"initialState":"NEW",` +
+			`"states":{"NEW":{"color":"red","transitions":[{"name":"GO","next":"DONE","manual":true,"ui":[1,2],` +
+			`"processors":[{"type":"externalized","name":"p","origin":"x","config":{"_calculationNodesTags":"cloud_manager_app","calculationNodesTags":"tag1","responseTimeoutMs":5000}}]}]},"DONE":{}}}]}`)
+		wantSuccess(t, e.call("A", "POST", "/model/order/1/workflow/import", body))
+		r := e.call("A", "GET", "/model/order/1/workflow/export", nil)
+		if r.status != 200 {
+			t.Fatalf("export: %d %s", r.status, r.body)
+		}
+		for _, unknown := range []string{"_calculationNodesTags", "source", "layout", "color", `"ui"`, "origin"} {
+			if bytes.Contains(r.body, []byte(unknown)) {
+				t.Errorf("export carries the ignored key %s: %s", unknown, r.body)
+			}
+		}
+		for _, known := range []string{`"calculationNodesTags":"tag1"`, `"responseTimeoutMs":5000`} {
+			if !bytes.Contains(r.body, []byte(known)) {
+				t.Errorf("export lost %s: %s", known, r.body)
+			}
+		}
+	})
 }

@@ -182,6 +182,7 @@ func idsOf(es []*storage.Entity) string {
 // same entities and requires the same answer: the same ids in the same
 // order, or the same error code.
 func TestEnginesAgree(t *testing.T) {
+	t.Parallel()
 	e := newEngines(t, 1500)
 	r := mrand.New(mrand.NewPCG(7, 7))
 	ctx := context.Background()
@@ -230,6 +231,7 @@ func TestEnginesAgree(t *testing.T) {
 }
 
 func TestConditionForOtherAreas(t *testing.T) {
+	t.Parallel()
 	e := newEngines(t, 10)
 	ctx := context.Background()
 	c, err := e.mem.Condition(ctx, e.tenant, e.model, []byte(`{"type":"simple","jsonPath":"$.i","operatorType":"GREATER_THAN","value":3}`))

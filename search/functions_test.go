@@ -95,6 +95,7 @@ func genFnCond(r *mrand.Rand, depth int) string {
 // gRPC, select on both engines exactly the entities the same predicate
 // selects in Go over every entity, in the same order on both engines.
 func TestFunctionSearchAgreesWithGo(t *testing.T) {
+	t.Parallel()
 	e := newEngines(t, 300)
 	var calls atomic.Int64
 	startMember(t, e.tenant, func(_ context.Context, c *member.Call) (bool, string, error) {
@@ -160,6 +161,7 @@ func TestFunctionSearchAgreesWithGo(t *testing.T) {
 // most inFlight at a time; a limit stops the calls soon after it is
 // exceeded; a member failure fails the search.
 func TestFunctionSearchConcurrency(t *testing.T) {
+	t.Parallel()
 	e := newEngines(t, 300)
 	var cur, peak, calls atomic.Int64
 	var mu sync.Mutex
@@ -210,6 +212,7 @@ func TestFunctionSearchConcurrency(t *testing.T) {
 // a job taken over from a node that died asks as system/svc (the submitter
 // is not stored with the job). Both count what Go counts.
 func TestAsyncFunctionPrincipal(t *testing.T) {
+	t.Parallel()
 	e := newEngines(t, 60)
 	jobs := memory.NewSearchJobs()
 	s := New(e.mem.models, e.mem.searcher, jobs, Options{Workers: 1, Queue: 4, MaxPerTenant: 4, Heartbeat: 20 * time.Millisecond,

@@ -3,6 +3,7 @@ package sqlschema
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,13 +31,33 @@ func needsPostgres() error {
 
 func (s *Service) runnerErr(err error) error {
 	var se *storage.SQLStatementError
+	var be *storage.SQLBusyError
 	switch {
+	case errors.As(err, &be):
+		return busy(be)
 	case errors.Is(err, storage.ErrSQLNeedsPostgres):
 		return needsPostgres()
 	case errors.As(err, &se):
 		return apierr.New(apierr.SQLError, se.Message, apierr.P("sqlState", se.Code))
 	}
 	return err
+}
+
+// busy is the answer to a query past a connection bound: 429 when the
+// tenant's own bound is reached, 503 when svc's total is; both retryable
+// (the handler adds Retry-After).
+func busy(be *storage.SQLBusyError) error {
+	code, who := apierr.SQLConnectionsBusy, "svc's SQL connections"
+	if be.Tenant {
+		code, who = apierr.SQLTenantConnectionsBusy, "this tenant's SQL connections"
+	}
+	msg := "all " + who + " are in use (" + be.Setting
+	if be.Limit > 0 {
+		msg += " = " + strconv.Itoa(be.Limit)
+	}
+	e := apierr.New(code, msg+"); retry shortly", apierr.P("setting", be.Setting))
+	e.Retryable = true
+	return e
 }
 
 // Query is POST /sql/query: one read-only statement over the views of one
@@ -58,8 +79,9 @@ func (s *Service) Query(ctx context.Context, tenant string, body []byte) (storag
 	q := storage.SQLQuery{Tenant: tenant, SQL: in.SQL, Timeout: s.queryTimeout}
 	if in.PointTime != "" {
 		t, err := time.Parse(time.RFC3339Nano, in.PointTime)
-		if err != nil {
-			return nil, apierr.New(apierr.BadRequest, "pointTime must be an RFC 3339 instant", apierr.P("pointTime", in.PointTime))
+		if err != nil || !storage.InstantInRange(t) {
+			return nil, apierr.New(apierr.BadRequest, "pointTime must be an RFC 3339 instant "+storage.InstantRangeText,
+				apierr.P("field", "pointTime"), apierr.P("pointTime", in.PointTime))
 		}
 		q.PointTime = &t
 	}

@@ -20,6 +20,13 @@ const (
 	// apierr.SQLNameClash: putDefault met duplicate table or field names (422).
 	// apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
 	// apierr.NotImplementedByBackend: the engine keeps configuration only (501).
+	// apierr.SQLTenantConnectionsBusy: the tenant's queries hold all the SQL
+	// connections it may have (429, Retry-After).
+	// apierr.SQLConnectionsBusy: svc's SQL connections are all in use (503,
+	// Retry-After).
+	// apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
+	// schemas already (409).
+	// apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
 )
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
@@ -34,7 +41,20 @@ type Service struct {
 	// ModelID is the id a model key has in the API (model.ID).
 	modelID      func(storage.ModelKey) string
 	queryTimeout time.Duration
+	// maxSchemas bounds a tenant's saved schemas (each a PostgreSQL
+	// schema and login role); 0 means no bound.
+	maxSchemas int
 }
+
+// WithMaxSchemas bounds the schemas one tenant may save
+// (SVC_SQL_MAX_SCHEMAS_PER_TENANT) and returns s.
+func (s *Service) WithMaxSchemas(n int) *Service {
+	s.maxSchemas = n
+	return s
+}
+
+// MaxSchemas is the bound WithMaxSchemas set.
+func (s *Service) MaxSchemas() int { return s.maxSchemas }
 
 // New builds the service. runner may be nil (queries then need
 // PostgreSQL); queryTimeout bounds POST /sql/query statements.
@@ -201,11 +221,66 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 	for id, m := range byID {
 		keys[id] = m.Key
 	}
+	isNew, err := s.roomForSchema(ctx, tenant, name)
+	if err != nil {
+		return nil, err
+	}
 	rec := &storage.SQLSchema{Tenant: tenant, ID: newID(), Name: name, Tables: raw}
 	if err := s.schemas.SaveSQLSchema(ctx, rec, Views(tables, keys)); err != nil {
 		return nil, fmt.Errorf("saving SQL schema %q: %w", name, err)
 	}
+	if isNew && s.maxSchemas > 0 {
+		// Two new schemas saved at once may both have passed the check:
+		// count again, and take this one back if it went over (both may
+		// then answer 409; never more than the bound stays).
+		n, err := s.countSchemas(ctx, tenant)
+		if err != nil {
+			return nil, err
+		}
+		if n > s.maxSchemas {
+			if err := s.schemas.DeleteSQLSchema(ctx, tenant, rec.ID); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return nil, fmt.Errorf("taking back SQL schema %q over the bound: %w", name, err)
+			}
+			return nil, s.schemaLimit()
+		}
+	}
 	return rec, nil
+}
+
+func (s *Service) schemaLimit() error {
+	return apierr.New(apierr.SQLSchemaLimitReached, "the tenant has "+strconv.Itoa(s.maxSchemas)+" SQL schemas, the most SVC_SQL_MAX_SCHEMAS_PER_TENANT allows; "+
+		"delete one or replace an existing schema by name", apierr.P("setting", "SVC_SQL_MAX_SCHEMAS_PER_TENANT"), apierr.P("limit", s.maxSchemas))
+}
+
+func (s *Service) countSchemas(ctx context.Context, tenant string) (int, error) {
+	rs, err := s.schemas.ListSQLSchemas(ctx, tenant)
+	if err != nil {
+		return 0, fmt.Errorf("listing SQL schemas: %w", err)
+	}
+	return len(rs), nil
+}
+
+// roomForSchema reports whether name is a new schema of tenant, refusing
+// it when the tenant is at SVC_SQL_MAX_SCHEMAS_PER_TENANT. Replacing an
+// existing schema is always allowed.
+func (s *Service) roomForSchema(ctx context.Context, tenant, name string) (isNew bool, err error) {
+	_, err = s.schemas.GetSQLSchemaByName(ctx, tenant, name)
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, storage.ErrNotFound):
+		return false, fmt.Errorf("reading SQL schema %q: %w", name, err)
+	case s.maxSchemas <= 0:
+		return true, nil
+	}
+	n, err := s.countSchemas(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	if n >= s.maxSchemas {
+		return false, s.schemaLimit()
+	}
+	return true, nil
 }
 
 func newID() string {
@@ -329,6 +404,16 @@ func (s *Service) List(ctx context.Context, tenant string) ([]*SchemaConfig, err
 	return out, nil
 }
 
+// inUse is the 409 of a schema whose role cannot be dropped yet, or nil
+// when err is another failure.
+func inUse(err error, which apierr.Prop) error {
+	var iu *storage.SQLSchemaInUseError
+	if !errors.As(err, &iu) {
+		return nil
+	}
+	return apierr.New(apierr.SQLSchemaInUse, "the SQL schema was not deleted: "+iu.Reason, which, apierr.P("reason", iu.Reason))
+}
+
 // Delete is DELETE /sql/schema/{schemaId}.
 func (s *Service) Delete(ctx context.Context, tenant, id string) (string, error) {
 	if _, err := s.byID(ctx, tenant, id); err != nil {
@@ -337,6 +422,9 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) (string, error)
 	if err := s.schemas.DeleteSQLSchema(ctx, tenant, id); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return "", schemaNotFoundByID(id)
+		}
+		if e := inUse(err, apierr.P("schemaId", id)); e != nil {
+			return "", e
 		}
 		return "", fmt.Errorf("deleting SQL schema %s: %w", id, err)
 	}
@@ -352,6 +440,9 @@ func (s *Service) DeleteByName(ctx context.Context, tenant, name string) (string
 	if err := s.schemas.DeleteSQLSchema(ctx, tenant, r.ID); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return "", schemaNotFoundByName(name)
+		}
+		if e := inUse(err, apierr.P("schemaName", name)); e != nil {
+			return "", e
 		}
 		return "", fmt.Errorf("deleting SQL schema %q: %w", name, err)
 	}

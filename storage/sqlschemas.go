@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -69,10 +70,11 @@ type SQLQuery struct {
 }
 
 // SQLCursor is an open query result. Next returns the next row (nil at
-// the end); Close releases the connection and must always be called.
+// the end) in the neutral value model; Close releases the connection and
+// must always be called.
 type SQLCursor interface {
 	Columns() []string
-	Next() ([]any, error)
+	Next() ([]SQLValue, error)
 	Close()
 }
 
@@ -105,3 +107,26 @@ type SQLStatementError struct {
 }
 
 func (e *SQLStatementError) Error() string { return e.Message + " (SQLSTATE " + e.Code + ")" }
+
+// SQLBusyError: running the query would pass a bound on the connections
+// svc makes for SQL schema roles. Tenant says which: the tenant's own
+// bound (the caller should slow down: 429) or svc's total (503). Either
+// way no connection was taken and nothing waited; the query may be
+// retried.
+type SQLBusyError struct {
+	Setting string // the setting whose bound was reached
+	Limit   int
+	Tenant  bool
+}
+
+func (e *SQLBusyError) Error() string {
+	return fmt.Sprintf("storage: %s (%d) SQL connections are in use", e.Setting, e.Limit)
+}
+
+// SQLSchemaInUseError: a SQL schema's role cannot be dropped yet (it owns
+// objects, or has sessions svc could not end); Reason says which.
+type SQLSchemaInUseError struct {
+	Reason string
+}
+
+func (e *SQLSchemaInUseError) Error() string { return "storage: SQL schema in use: " + e.Reason }

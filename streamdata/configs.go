@@ -283,13 +283,13 @@ func parseDate(raw json.RawMessage) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
+		if err != nil || !storage.InstantInRange(t) {
 			return time.Time{}, false
 		}
 		return t.UTC(), true
 	}
 	ms, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
+	if err != nil || !storage.InstantInRange(time.UnixMilli(ms)) {
 		return time.Time{}, false
 	}
 	return time.UnixMilli(ms).UTC(), true

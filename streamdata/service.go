@@ -78,10 +78,59 @@ func New(d Deps) *Service {
 // request is a StreamDataRequest.
 type request struct {
 	Def          json.RawMessage `json:"sdDef"`
-	PointTime    *int64          `json:"pointTime"`
-	Offset       int             `json:"offset"`
+	PointTime    *int64          `json:"-"`
+	Offset       int             `json:"-"`
 	Length       int             `json:"length"`
-	FromPosIndex int             `json:"fromPosIndex"`
+	FromPosIndex int             `json:"-"`
+}
+
+// wireRequest is a StreamDataRequest as sent: the numbers a client gets
+// wrong are read as raw JSON, so each is checked and named on its own.
+type wireRequest struct {
+	request
+	PointTime    json.RawMessage `json:"pointTime"`
+	Offset       json.RawMessage `json:"offset"`
+	FromPosIndex json.RawMessage `json:"fromPosIndex"`
+}
+
+// MaxPosition bounds offset and fromPosIndex: 2^53-1, the largest integer
+// every JSON client (JavaScript's numbers) carries exactly. Past it row
+// positions would overflow where a page adds its length.
+const MaxPosition = 1<<53 - 1
+
+// position reads a row position: absent or null is 0; anything but an
+// integer from 0 to MaxPosition is 400 naming the field.
+func position(raw json.RawMessage, field string) (int, error) {
+	s := string(bytes.TrimSpace(raw))
+	if s == "" || s == "null" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > MaxPosition {
+		return 0, apierr.New(apierr.BadRequest, field+" must be an integer from 0 to "+strconv.Itoa(MaxPosition),
+			apierr.P("field", field), apierr.P("invalidValue", s))
+	}
+	return int(n), nil
+}
+
+// pointTime reads pointTime (epoch ms): absent, null or not positive
+// means now; the instant must lie in storage.InstantInRange.
+func pointTime(raw json.RawMessage) (*int64, error) {
+	s := string(bytes.TrimSpace(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	bad := apierr.New(apierr.BadRequest, "pointTime must be epoch milliseconds of an instant "+storage.InstantRangeText,
+		apierr.P("field", "pointTime"), apierr.P("invalidValue", s))
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil, bad
+	}
+	// The page reads as of the end of that millisecond.
+	if ms > 0 && !storage.InstantInRange(time.UnixMilli(ms).Add(time.Millisecond-time.Nanosecond)) {
+		return nil, bad
+	}
+	return &ms, nil
 }
 
 func parseRequest(body []byte) (*request, *Def, error) {
@@ -89,12 +138,20 @@ func parseRequest(body []byte) (*request, *Def, error) {
 	if len(body) == 0 || body[0] != '{' {
 		return nil, nil, badDef("the body must be a StreamDataRequest object")
 	}
-	var r request
-	if err := json.Unmarshal(body, &r); err != nil {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, nil, badDef("the request does not parse: " + err.Error())
 	}
-	if r.Offset < 0 || r.FromPosIndex < 0 {
-		return nil, nil, apierr.New(apierr.BadRequest, "offset and fromPosIndex must not be negative", apierr.P("field", "offset"))
+	r := w.request
+	var err error
+	if r.Offset, err = position(w.Offset, "offset"); err != nil {
+		return nil, nil, err
+	}
+	if r.FromPosIndex, err = position(w.FromPosIndex, "fromPosIndex"); err != nil {
+		return nil, nil, err
+	}
+	if r.PointTime, err = pointTime(w.PointTime); err != nil {
+		return nil, nil, err
 	}
 	d, err := ParseDef(r.Def)
 	if err != nil {

@@ -71,9 +71,10 @@ func TestParseImportGating(t *testing.T) {
 	}{
 		{"empty body", ``, apierr.BadRequest.String(), "empty"},
 		{"not an object", `[1]`, apierr.BadRequest.String(), "invalid JSON"},
-		{"unknown top-level field", `{"workflows":[],"x":1}`, apierr.BadRequest.String(), `unknown field "x"`},
-		{"unknown field in a transition", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"zzz":1}]}}`))), apierr.BadRequest.String(), `unknown field "zzz"`},
-		{"unknown field in processor config", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"processors":[{"name":"p","config":{"nope":true}}]}]}}`))), apierr.BadRequest.String(), `unknown field "nope"`},
+		// Unknown keys are ignored, known keys keep their types.
+		{"known transition key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":"yes","zzz":1}]}}`))), apierr.BadRequest.String(), "invalid JSON"},
+		{"known processor config key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"processors":[{"name":"p","config":{"_calculationNodesTags":"x","responseTimeoutMs":"soon"}}]}]}}`))), apierr.BadRequest.String(), "invalid JSON"},
+		{"known top-level key of the wrong type", `{"workflows":{},"x":1}`, apierr.BadRequest.String(), "invalid JSON"},
 		{"trailing data", `{"workflows":[]} {}`, apierr.BadRequest.String(), "after the top-level value"},
 		{"unknown importMode", `{"importMode":"UPSERT","workflows":[]}`, apierr.BadRequest.String(), "unknown importMode: UPSERT"},
 		{"importMode checked before version", `{"importMode":"UPSERT","workflows":[{"version":"9.9","name":"w"}]}`, apierr.BadRequest.String(), "unknown importMode"},
@@ -94,6 +95,10 @@ func TestParseImportGating(t *testing.T) {
 			`{"importMode":"Activate","workflows":[` + wfJSON("w", "") + `]}`:                               ModeActivate,
 			`{"workflows":[` + strings.Replace(wfJSON("w", ""), `"1.3"`, `"1.0"`, 1) + `]}`:                 ModeMerge,
 			`{"importMode":"","workflows":[` + strings.Replace(wfJSON("w", ""), `"1.3"`, `"1.5"`, 1) + `]}`: ModeMerge,
+			// Unknown keys at any level are accepted and ignored
+			// (docs/decisions/0016-workflow-definitions.md).
+			`{"workflows":[],"x":1}`: ModeMerge,
+			`{"importMode":"MERGE","_meta":{"a":[1]},"workflows":[` + strings.Replace(wfJSON("w", `{"NEW":{"zz":1,"transitions":[{"name":"a","next":"NEW","manual":true,"zzz":1,"processors":[{"name":"p","yy":"q","config":{"_calculationNodesTags":"cloud_manager_app","nope":true}}]}]}}`), `"name":"w"`, `"name":"w","extra":null`, 1) + `]}`: ModeMerge,
 			// Unknown members inside a criterion are the condition's business.
 			`{"workflows":[` + wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"criterion":{"type":"simple","jsonPath":"$.a","operatorType":"EQUALS","value":1,"extra":{"q":1}}}]}}`) + `]}  ` + "\n": ModeMerge,
 		} {

@@ -11,7 +11,7 @@ import (
 )
 
 // ParseImport runs the checks of an import that need no model (docs/decisions/0016-workflow-definitions.md, the
-// first checks, in that order): body size, strict decode, trailing data, the
+// first checks, in that order): body size, decode, trailing data, the
 // import mode and every workflow's schema version. The handler looks the
 // model up after this, so a bad version answers 400 even for an unknown
 // model.
@@ -23,7 +23,7 @@ func ParseImport(body []byte) (*ImportRequest, error) {
 		return nil, apierr.New(apierr.BadRequest, fmt.Sprintf("failed to read request body: larger than %d bytes", MaxImportBytes))
 	}
 	var req ImportRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := decodeLenient(body, &req); err != nil {
 		return nil, err
 	}
 	mode, err := normalizeMode(req.ImportMode)
@@ -39,12 +39,14 @@ func ParseImport(body []byte) (*ImportRequest, error) {
 	return &req, nil
 }
 
-// decodeStrict decodes one JSON value into v, rejecting unknown fields at
-// any level (raw criterion and annotation blobs excepted) and anything but
-// white space after the value.
-func decodeStrict(body []byte, v any) error {
+// decodeLenient decodes one JSON value into v, ignoring members svc does not
+// know at any level (real workflow files carry keys such as
+// "_calculationNodesTags" in a processor config, and the compatible system
+// accepts them: docs/decisions/0016-workflow-definitions.md) while a known
+// member of the wrong type still fails, and refusing anything but white space
+// after the value. Duplicate keys were refused before (jsondoc.Refusal).
+func decodeLenient(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return apierr.New(apierr.BadRequest, "invalid JSON: "+err.Error())
 	}

@@ -17,7 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"svc/internal/await"
 )
 
 // TestSQLiteBackupWhileWriting: `svc backup --to FILE` copies the running
@@ -93,7 +94,7 @@ func TestSQLiteBackupWhileWriting(t *testing.T) {
 			}
 		}(w)
 	}
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 200 })
+	await.Until(t, await.Long, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 200 }, "acknowledged writes")
 	mu.Lock()
 	before := append([]string(nil), acked...)
 	mu.Unlock()
@@ -103,7 +104,7 @@ func TestSQLiteBackupWhileWriting(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "integrity ok") {
 		t.Fatalf("backup: %v %s", err, out)
 	}
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= len(before)+50 }) // writers were never stopped
+	await.Until(t, await.Long, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= len(before)+50 }, "acknowledged writes") // writers were never stopped
 	stop.Store(true)
 	wg.Wait()
 	bk = exec.Command(bin, "backup", "--to", copyPath)
@@ -164,14 +165,3 @@ func TestSQLiteBackupWhileWriting(t *testing.T) {
 }
 
 var lastUpdate = regexp.MustCompile(`"lastUpdateDate":"[^"]*"`)
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 60 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svc/audit"
+	"svc/changefeed"
 	"svc/cluster/invalidate"
 	"svc/compute/crud"
 	"svc/entity"
@@ -22,7 +23,6 @@ import (
 	"svc/platform/telemetry"
 	"svc/scheduler"
 	"svc/search"
-	"svc/sqlschema"
 	"svc/storage/overlay"
 	"svc/streamdata"
 	"svc/traced"
@@ -129,7 +129,15 @@ func serve() int {
 	// The entity service gates writes through modelSvc (Admit); modelSvc
 	// counts entities (unlock, delete) in the store the entity service
 	// reads, with the joined transaction's writes over it.
-	entities := overlay.Entities(traced.Entities(tel, st.Entities))
+	// The change feed: the Recorder sits on the engine, so every commit
+	// of a watched model carries its events into the engine's transaction.
+	feed, err := startChangeFeed(cfg, st, cl, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
+		return 1
+	}
+	defer feed.stop()
+	entities := overlay.Entities(traced.Entities(tel, changefeed.NewRecorder(st.Entities, feed.watched, feed.committed)))
 	modelSvc := model.New(st.Models, model.StoreCounter{Store: entities}, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
 		model.WithCacheLease(cfg.ModelCacheLease))
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log,
@@ -154,11 +162,14 @@ func serve() int {
 		Search:    searchSvc,
 		Messages:  st.Messages,
 		Audit:     audit.New(st.Audits, st.Entities),
-		SQLSchema: sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout),
+		SQLSchema: sqlSchemaService(cfg, st),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
 		Cluster:     xn.httpDeps(),
+
+		Changes:   feed.svc,
+		ChangeHub: feed.hub,
 	}
 	if jwt != nil {
 		deps.Auth, deps.IAM = fast.HeaderAuth{A: jwt.auth}, jwt.deps
@@ -202,6 +213,12 @@ func serve() int {
 	signal.Ignore(syscall.SIGPIPE)
 	fed.run(ctx)
 
+	// Streams end before the HTTP drain waits on them: each gets its
+	// final event and resumes on another node (or this one, restarted).
+	go func() {
+		<-ctx.Done()
+		feed.hub.Stop()
+	}()
 	// A second signal during the drain forces exit.
 	go func() {
 		<-ctx.Done()

@@ -44,6 +44,15 @@ func svcBinary(t *testing.T) string {
 	return binPath
 }
 
+// freePort picks a port for a child svc process, which must be told its
+// ports in SVC_HTTP_PORT, SVC_ADMIN_PORT and SVC_GRPC_PORT before it starts:
+// a listener on :0 read back is not possible across the process boundary,
+// and svc announces no port it chose itself. The pick is a probe (listen on
+// :0, read the port, close), so another process could take the port before
+// the child binds it; within this test binary handedOut rules that out, and
+// elsewhere the child then fails at startup with "address already in use"
+// (a loud, immediate failure of the one test, never a test talking to the
+// wrong server). In-process tests bind :0 and read the address back.
 func freePort(t *testing.T) int {
 	t.Helper()
 	handedOut.Lock()

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"svc/internal/await"
 	"svc/storage/pgtest"
 )
 
@@ -34,19 +34,6 @@ func scrape(t *testing.T, adminPort int, name string) float64 {
 	}
 	t.Fatalf("/metrics has no %s", name)
 	return 0
-}
-
-// eventually polls cond (a cheap scrape) until it holds, within a bound a
-// loaded machine meets many times over.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached in 60 s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // TestPostgresPoolSettings serves on PostgreSQL and reads the pool back
@@ -74,7 +61,7 @@ func TestPostgresPoolSettings(t *testing.T) {
 	if got := scrape(t, admin, "db_pool_min_connections"); got != 3 {
 		t.Errorf("db_pool_min_connections %v, want 3", got)
 	}
-	eventually(t, "3 connections open", func() bool { return scrape(t, admin, "db_pool_connections") >= 3 })
+	await.Until(t, await.Long, func() bool { return scrape(t, admin, "db_pool_connections") >= 3 }, "3 connections open")
 	if got := scrape(t, admin, "db_pool_idle_closed_total"); got != 0 {
 		t.Errorf("with the default idle time (5m) %v connections were closed as idle", got)
 	}
@@ -82,7 +69,7 @@ func TestPostgresPoolSettings(t *testing.T) {
 	admin = run("SVC_POSTGRES_MIN_CONNS=0", "SVC_POSTGRES_MAX_CONN_IDLE_TIME=300ms")
 	// Background loops (scheduler, reaper) may open a connection now and
 	// then; the counter is what shows the idle time at work.
-	eventually(t, "a connection closed as idle", func() bool { return scrape(t, admin, "db_pool_idle_closed_total") >= 1 })
+	await.Until(t, await.Long, func() bool { return scrape(t, admin, "db_pool_idle_closed_total") >= 1 }, "a connection closed as idle")
 }
 
 // TestAutoMigrateOffRefusesStaleSchema: with SVC_POSTGRES_AUTO_MIGRATE=false

@@ -83,6 +83,10 @@ var settingEffects = map[string]string{
 	"SVC_PROXY_TIMEOUT": "TestClusterProxyTimeout", "SVC_DISPATCH_WAIT_TIMEOUT": "TestClusterDispatchErrors",
 	"SVC_DISPATCH_FORWARD_TIMEOUT": "", "SVC_TX_TOKEN_TTL": "TestJoinTokenErrors",
 	"SVC_SCHEDULER_DISTRIBUTION": "TestClusterSchedulersFireEachTaskOnce", "SVC_SCHEDULER_COORDINATOR": "TestClusterSurvivesSIGKILL",
+
+	// SQL connection and schema bounds (issue 23).
+	"SVC_SQL_MAX_CONNECTIONS": "TestSQLConnectionBudget", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "TestSQLConnectionBudget",
+	"SVC_SQL_MAX_SCHEMAS_PER_TENANT": "TestSQLConnectionBoundsHTTP",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each names a test

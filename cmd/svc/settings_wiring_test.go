@@ -26,6 +26,7 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 		"SVC_POSTGRES_URL": "postgres://u@127.0.0.1:1/db", "SVC_POSTGRES_MAX_CONNS": "31", "SVC_POSTGRES_MIN_CONNS": "7",
 		"SVC_POSTGRES_MAX_CONN_IDLE_TIME": "41s", "SVC_POSTGRES_ACQUIRE_TIMEOUT": "42s", "SVC_POSTGRES_STATEMENT_TIMEOUT": "43s",
 		"SVC_POSTGRES_IDLE_IN_TX_TIMEOUT": "44s", "SVC_POSTGRES_AUTO_MIGRATE": "false", "SVC_POSTGRES_MIGRATE_LOCK_TIMEOUT": "45s",
+		"SVC_SQL_MAX_CONNECTIONS": "13", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "3", "SVC_SQL_MAX_SCHEMAS_PER_TENANT": "5",
 
 		"SVC_SEARCH_MAX_SORT_KEYS": "3", "SVC_SEARCH_ASYNC_WORKERS": "5", "SVC_SEARCH_ASYNC_QUEUE": "17",
 		"SVC_SEARCH_ASYNC_MAX_PER_TENANT": "4", "SVC_SEARCH_JOB_HEARTBEAT_INTERVAL": "11s", "SVC_SEARCH_JOB_STALE_AFTER": "61s",
@@ -53,8 +54,13 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 
 	if got, want := postgresOptions(cfg), (postgres.Options{URL: "postgres://u@127.0.0.1:1/db", MaxConns: 31, MinConns: 7,
 		MaxConnIdleTime: 41 * time.Second, AcquireTimeout: 42 * time.Second, StatementTimeout: 43 * time.Second,
-		IdleInTxTimeout: 44 * time.Second, AutoMigrate: false, MigrateLockWait: 45 * time.Second}); got != want {
+		IdleInTxTimeout: 44 * time.Second, AutoMigrate: false, MigrateLockWait: 45 * time.Second,
+		SQLMaxConns: 13, SQLMaxConnsPerTenant: 3}); got != want {
 		t.Errorf("postgres options:\n got %+v\nwant %+v", got, want)
+	}
+
+	if got := sqlSchemaService(cfg, &stores{}).MaxSchemas(); got != 5 {
+		t.Errorf("SQL schema service: SVC_SQL_MAX_SCHEMAS_PER_TENANT reached it as %d, want 5", got)
 	}
 
 	if got, want := sqliteOptions(cfg), (sqlite.Options{Path: "/var/lib/svc/x.db", AutoMigrate: false, BusyTimeout: 47 * time.Second,

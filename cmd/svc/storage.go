@@ -6,7 +6,9 @@ import (
 	"os"
 	"time"
 
+	"svc/model"
 	"svc/platform/config"
+	"svc/sqlschema"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/storage/modelcache"
@@ -41,6 +43,10 @@ type stores struct {
 	StreamIndexes storage.StreamIndexes
 	StreamPager   storage.StreamPager
 	StreamExplain streamdata.Explainer
+	// Changes is the change log Entities writes; Subscriptions the
+	// change feed's subscriptions.
+	Changes       storage.ChangeLog
+	Subscriptions storage.Subscriptions
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	// Pool snapshots the connection pool for /metrics (nil on memory).
@@ -54,7 +60,14 @@ func postgresOptions(cfg *config.Config) postgres.Options {
 		MaxConnIdleTime: cfg.PostgresMaxConnIdleTime, AcquireTimeout: cfg.PostgresAcquireTimeout,
 		StatementTimeout: cfg.PostgresStatementTimeout, IdleInTxTimeout: cfg.PostgresIdleInTxTimeout,
 		AutoMigrate: cfg.PostgresAutoMigrate, MigrateLockWait: cfg.PostgresMigrateLockTimeout,
+		SQLMaxConns: cfg.SQLMaxConnections, SQLMaxConnsPerTenant: cfg.SQLMaxConnectionsPerTenant,
 	}
+}
+
+// sqlSchemaService is the SQL Schema API over st with cfg's bounds.
+func sqlSchemaService(cfg *config.Config, st *stores) *sqlschema.Service {
+	return sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout).
+		WithMaxSchemas(cfg.SQLMaxSchemasPerTenant)
 }
 
 func sqliteOptions(cfg *config.Config) sqlite.Options {
@@ -93,9 +106,10 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			SQLRunner:  sqlStore,
 			Models:     modelStore(cfg, db.Models()),
 			Entities:   db.Entities(),
-			Audits:     db.Audits(),
-			Tasks:      db.Tasks(),
-			IAM:        iamStores,
+			Changes:    db.Changes(), Subscriptions: db.Subscriptions(),
+			Audits: db.Audits(),
+			Tasks:  db.Tasks(),
+			IAM:    iamStores,
 
 			Search:     db.Search(cfg.PostgresSearchStatementTimeout),
 			SearchJobs: db.SearchJobs(),
@@ -126,6 +140,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			SQLSchemas: sqlStore, SQLRunner: sqlStore,
 			Models:   modelStore(cfg, db.Models()),
 			Entities: db.Entities(), Audits: db.Audits(), Tasks: db.Tasks(),
+			Changes: db.Changes(), Subscriptions: db.Subscriptions(),
 			IAM:    db.IAMStores(),
 			Search: search, SearchJobs: db.SearchJobs(), Messages: db.Messages(),
 			StreamConfigs: db.StreamConfigs(), StreamIndexes: db.StreamIndexes(),
@@ -146,7 +161,8 @@ func openStorage(cfg *config.Config) (*stores, error) {
 		if os.Getenv("GOGC") == "" {
 			closeStore = ents.TuneGC(100, time.Second)
 		}
-		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(), Ready: func() bool { return true }, Close: closeStore,
+		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(),
+			Changes: ents.Changes(), Subscriptions: memory.NewSubscriptions(), Ready: func() bool { return true }, Close: closeStore,
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages(),
 			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}

@@ -194,17 +194,51 @@ func checkRolesClaim(rc *string) error {
 	return nil
 }
 
-// sharingRule rejects a registration that would make tokens of a shared
-// provider ambiguous: every registration of one URI needs its own,
-// non-overlapping audiences.
-func sharingRule(audiences []string) func([]*storage.OIDCProvider) error {
-	return func(same []*storage.OIDCProvider) error {
-		for _, o := range same {
-			if len(audiences) == 0 || len(o.Audiences) == 0 || containsAny(audiences, o.Audiences) {
-				return apierr.New(apierr.OIDCProviderDuplicate, "another tenant registered this provider; each registration of a shared provider needs distinct expectedAudiences")
-			}
+// sharing records, for the log, the other tenants' registrations of the
+// URI being written. Registration never fails because another tenant
+// registered the same identity provider (docs/decisions/0008-oidc-providers.md):
+// tokens are routed by audience at verification, and an ambiguous token is
+// refused there.
+type sharing struct{ others []*storage.OIDCProvider }
+
+// check is the store's sameURI callback; it keeps the last list it saw (the
+// store may retry).
+func (s *sharing) check(same []*storage.OIDCProvider) error {
+	s.others = append(s.others[:0], same...)
+	return nil
+}
+
+// overlaps reports whether tokens of one identity provider could fail to
+// single out registration a or b: they list a common audience, or one of
+// them lists none (a registration without audiences is never chosen when
+// several registrations hold the token's key).
+func overlaps(a, b []string) bool {
+	return len(a) == 0 || len(b) == 0 || containsAny(a, b)
+}
+
+// logSharing writes the audit record of a registration of a URI other
+// tenants registered too, and a warning naming the registrations whose
+// audiences overlap with it.
+func (p *Providers) logSharing(action string, rec *storage.OIDCProvider, others []*storage.OIDCProvider) {
+	if len(others) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(others))
+	tenants := make([]string, 0, len(others))
+	var clash []string
+	for _, o := range others {
+		ids = append(ids, o.ID)
+		tenants = append(tenants, o.Tenant)
+		if overlaps(rec.Audiences, o.Audiences) {
+			clash = append(clash, o.ID)
 		}
-		return nil
+	}
+	p.log.Info("audit: OIDC provider URL registered by several tenants", "audit", true, "event", "oidc_provider_shared",
+		"action", action, "tenant", rec.Tenant, "provider", rec.ID, "otherProviders", ids, "otherTenants", tenants,
+		"expectedAudiences", rec.Audiences, "overlapping", len(clash) > 0)
+	if len(clash) > 0 {
+		p.log.Warn("OIDC provider shared between tenants with overlapping or missing expectedAudiences: a token whose audience does not single out one registration is refused (401); give every registration its own expectedAudiences",
+			"tenant", rec.Tenant, "provider", rec.ID, "overlappingProviders", clash)
 	}
 }
 
@@ -231,7 +265,8 @@ func (p *Providers) Register(ctx context.Context, tenant string, r *ProviderRegi
 	now := p.now().UTC()
 	rec := &storage.OIDCProvider{ID: uuid.NewString(), Tenant: tenant, WellKnownURI: uri,
 		Issuers: nonEmpty(r.Issuers), Audiences: nonEmpty(r.ExpectedAudiences), RolesClaim: r.RolesClaim, CreatedAt: now, UpdatedAt: now}
-	switch err := p.store.CreateProvider(ctx, rec, sharingRule(rec.Audiences)); {
+	var sh sharing
+	switch err := p.store.CreateProvider(ctx, rec, sh.check); {
 	case errors.Is(err, storage.ErrExists):
 		return ProviderView{}, apierr.New(apierr.OIDCProviderDuplicate, "this tenant already registered wellKnownConfigUri")
 	case err != nil:
@@ -240,6 +275,7 @@ func (p *Providers) Register(ctx context.Context, tenant string, r *ProviderRegi
 		}
 		return ProviderView{}, fmt.Errorf("storing OIDC provider: %w", err)
 	}
+	p.logSharing("register", rec, sh.others)
 	p.refreshAfterWrite(ctx)
 	return providerView(rec), nil
 }
@@ -311,7 +347,9 @@ func (p *Providers) Patch(ctx context.Context, tenant, id string, body []byte) (
 			return ProviderView{}, err
 		}
 	}
+	var sh sharing
 	rec, err := p.store.UpdateProvider(ctx, tenant, id, func(r *storage.OIDCProvider, same []*storage.OIDCProvider) error {
+		_ = sh.check(same)
 		if !r.Active() {
 			return apierr.New(apierr.OIDCProviderInactive, "OIDC provider is invalidated; reactivate it first")
 		}
@@ -320,9 +358,6 @@ func (p *Providers) Patch(ctx context.Context, tenant, id string, body []byte) (
 		}
 		if aud.set {
 			r.Audiences = aud.val
-			if err := sharingRule(r.Audiences)(same); err != nil {
-				return err
-			}
 		}
 		if rcSet {
 			r.RolesClaim = rc
@@ -332,6 +367,9 @@ func (p *Providers) Patch(ctx context.Context, tenant, id string, body []byte) (
 	})
 	if err != nil {
 		return ProviderView{}, p.mapErr(err, "updating")
+	}
+	if aud.set {
+		p.logSharing("patch", rec, sh.others)
 	}
 	// The new UpdatedAt makes the refresh discover again and refetch keys.
 	p.refreshAfterWrite(ctx)

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"errors"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -230,39 +231,128 @@ func TestHostileFederatedTokens(t *testing.T) {
 	}
 }
 
-func TestSharedProviderNeedsDistinctAudiences(t *testing.T) {
+// TestSharedProviderAcceptsEveryTenant (issue 26 item 2): every tenant may
+// register the same identity provider, with or without audiences; an
+// overlap is logged (audit record and warning), never refused, and each
+// token goes to the one registration whose audiences contain its audience,
+// 401 when none or several do (docs/decisions/0008-oidc-providers.md).
+func TestSharedProviderAcceptsEveryTenant(t *testing.T) {
+	const tenantC, tenantD = "3b241101-e2bb-4255-8caf-4136c566a962", "9a1c2f3e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
 	idp := newTestIdP(t)
-	p, _ := newTestProviders(t, idp, nil)
+	var logs syncBuffer
+	p, _ := newTestProviders(t, idp, func(c *ProvidersConfig) {
+		c.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	uri := strp(idp.WellKnown())
-	register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-a"}})
+	ver := p.Verifier()
+	tenantOf := func(aud any) (string, error) {
+		t.Helper()
+		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud}))
+		if err != nil {
+			if errors.Is(err, authcache.ErrNoMatch) {
+				t.Fatalf("aud %v: ErrNoMatch, want a hard rejection or a principal", aud)
+			}
+			return "", err
+		}
+		return pr.TenantID, nil
+	}
+
+	// The first tenant registers the company IdP without audiences: its
+	// tokens verify while it is the only registration.
+	va := register(t, p, tenantA, ProviderRegistration{WellKnownConfigURI: uri})
+	if got, err := tenantOf("anything"); err != nil || got != tenantA {
+		t.Fatalf("sole registration: %q %v", got, err)
+	}
+	if strings.Contains(logs.String(), "oidc_provider_shared") {
+		t.Fatalf("a sole registration was logged as shared: %s", logs.String())
+	}
+	// The same tenant twice is still a duplicate.
 	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: uri}); code(err) != apierr.OIDCProviderDuplicate.String() {
 		t.Fatalf("same tenant twice: %v", err)
 	}
-	for name, aud := range map[string][]string{"no audiences": nil, "overlapping": {"app-b", "app-a"}} {
-		if _, err := p.Register(bg, tenantB, &ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: aud}); code(err) != apierr.OIDCProviderDuplicate.String() {
-			t.Fatalf("%s: %v", name, err)
+	// Other tenants are accepted without audiences, with overlapping ones
+	// and with their own; each write is audited, overlaps warned.
+	for _, tc := range []struct {
+		tenant string
+		aud    []string
+		warn   bool
+	}{
+		{tenantB, nil, true},
+		{tenantC, []string{"app-c", "app-x"}, true}, // overlaps A and B, which have none
+		{tenantD, []string{"app-x"}, true},
+	} {
+		logs.Reset()
+		v := register(t, p, tc.tenant, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: tc.aud})
+		out := logs.String()
+		if !strings.Contains(out, `"event":"oidc_provider_shared"`) || !strings.Contains(out, `"provider":"`+v.ID+`"`) || !strings.Contains(out, va.ID) {
+			t.Errorf("%s: no audit record naming the registrations: %s", tc.tenant, out)
+		}
+		if got := strings.Contains(out, `"level":"WARN"`); got != tc.warn {
+			t.Errorf("%s: warning %v, want %v: %s", tc.tenant, got, tc.warn, out)
 		}
 	}
-	vb := register(t, p, tenantB, ProviderRegistration{WellKnownConfigURI: uri, ExpectedAudiences: []string{"app-b"}})
-	ver := p.Verifier()
-	for aud, want := range map[string]string{"app-a": tenantA, "app-b": tenantB} {
-		pr, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud}))
-		if err != nil || pr.TenantID != want {
-			t.Fatalf("aud %s: %+v %v", aud, pr, err)
+	// Routing: app-c is C's alone; app-x is C's and D's (ambiguous); an
+	// audience nobody lists and no audience at all match none.
+	if got, err := tenantOf("app-c"); err != nil || got != tenantC {
+		t.Fatalf("aud app-c: %q %v", got, err)
+	}
+	if got, err := tenantOf([]any{"app-c", "other"}); err != nil || got != tenantC {
+		t.Fatalf("aud [app-c other]: %q %v", got, err)
+	}
+	for _, aud := range []any{"app-x", "app-a", nil} {
+		if got, err := tenantOf(aud); err == nil {
+			t.Fatalf("aud %v routed to %s, want 401 (ambiguous)", aud, got)
 		}
 	}
-	for _, aud := range []any{"app-c", nil} {
-		if _, _, err := ver.VerifyExternal(bg, idp.Token(t, "k1", "u", jwt.MapClaims{"aud": aud})); err == nil || errors.Is(err, authcache.ErrNoMatch) {
-			t.Fatalf("ambiguous aud %v: %v, want a hard rejection", aud, err)
+	// D moves to its own audience: both route, and the write is audited
+	// without a warning against C (A and B still have none).
+	vd, err := p.List(bg, tenantD, false)
+	if err != nil || len(vd) != 1 {
+		t.Fatalf("list D: %v %v", vd, err)
+	}
+	logs.Reset()
+	if _, err := p.Patch(bg, tenantD, vd[0].ID, []byte(`{"expectedAudiences":["app-d"]}`)); err != nil {
+		t.Fatalf("patch D: %v", err)
+	}
+	if out := logs.String(); !strings.Contains(out, `"action":"patch"`) {
+		t.Errorf("patch not audited: %s", out)
+	}
+	for aud, want := range map[string]string{"app-x": tenantC, "app-d": tenantD} {
+		if got, err := tenantOf(aud); err != nil || got != want {
+			t.Fatalf("after patch, aud %s: %q %v, want %s", aud, got, err, want)
 		}
 	}
-	// PATCH cannot make the registrations overlap either.
-	if _, err := p.Patch(bg, tenantB, vb.ID, []byte(`{"expectedAudiences":["app-a"]}`)); code(err) != apierr.OIDCProviderDuplicate.String() {
-		t.Fatalf("patch to overlap: %v", err)
-	}
-	if _, err := p.Patch(bg, tenantB, vb.ID, []byte(`{"expectedAudiences":null}`)); code(err) != apierr.OIDCProviderDuplicate.String() {
+	// Clearing a shared registration's audiences is accepted too.
+	if _, err := p.Patch(bg, tenantD, vd[0].ID, []byte(`{"expectedAudiences":null}`)); err != nil {
 		t.Fatalf("patch to clear audiences of a shared provider: %v", err)
 	}
+	if _, err := tenantOf("app-d"); err == nil {
+		t.Fatal("aud app-d still routed after D cleared its audiences")
+	}
+}
+
+// syncBuffer is a log sink tests read while the code under test writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
 
 func TestRegisterValidation(t *testing.T) {

@@ -124,6 +124,8 @@ var (
 	OIDCProviderDuplicate     = code("OIDC_PROVIDER_DUPLICATE", 409, codes.AlreadyExists)
 	OIDCProviderInactive      = code("OIDC_PROVIDER_INACTIVE", 409, codes.FailedPrecondition)
 	EntityModified            = code("ENTITY_MODIFIED", 412, codes.FailedPrecondition)
+	SQLSchemaLimitReached     = code("SQL_SCHEMA_LIMIT_REACHED", 409, codes.ResourceExhausted)
+	SQLSchemaInUse            = code("SQL_SCHEMA_IN_USE", 409, codes.FailedPrecondition)
 	SearchJobAlreadyTerminal  = code("SEARCH_JOB_ALREADY_TERMINAL", 400, codes.FailedPrecondition)
 
 	// Models, unique keys and schemas.
@@ -170,6 +172,9 @@ var (
 	NotImplementedByBackend = code("NOT_IMPLEMENTED_BY_BACKEND", 501, codes.Unimplemented)
 	ServiceUnavailable      = retryableCode("SERVICE_UNAVAILABLE", 503, codes.Unavailable)
 	SearchQueueFull         = retryableCode("SEARCH_QUEUE_FULL", 503, codes.ResourceExhausted)
+	// SQL queries over the tenant's or the node's connection budget.
+	SQLTenantConnectionsBusy = retryableCode("SQL_TENANT_CONNECTIONS_BUSY", 429, codes.ResourceExhausted)
+	SQLConnectionsBusy       = retryableCode("SQL_CONNECTIONS_BUSY", 503, codes.Unavailable)
 	// The compute dispatch codes: every error of these is retryable.
 	NoComputeMemberForTag      = retryableCode("NO_COMPUTE_MEMBER_FOR_TAG", 503, codes.Unavailable)
 	DispatchTimeout            = retryableCode("DISPATCH_TIMEOUT", 503, codes.Unavailable)

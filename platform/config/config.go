@@ -98,10 +98,16 @@ type Config struct {
 	PostgresMigrateLockTimeout     time.Duration
 	PostgresSearchStatementTimeout time.Duration
 	// SQLQueryTimeout bounds SQL over saved SQL schemas (HTTP and logins).
-	SQLQueryTimeout          time.Duration
-	PostgresStatementTimeout time.Duration
-	SchemaExtendMaxRetries   int
-	SchemaSavepointInterval  int
+	SQLQueryTimeout time.Duration
+	// SQLMaxConnections and SQLMaxConnectionsPerTenant bound the
+	// connections made as SQL schema roles; SQLMaxSchemasPerTenant the
+	// schemas (and so roles) a tenant may save.
+	SQLMaxConnections          int
+	SQLMaxConnectionsPerTenant int
+	SQLMaxSchemasPerTenant     int
+	PostgresStatementTimeout   time.Duration
+	SchemaExtendMaxRetries     int
+	SchemaSavepointInterval    int
 
 	// SQLite (SVC_STORAGE_BACKEND=sqlite). SQLitePath empty means the
 	// default file, SQLiteFile resolves it.

@@ -307,6 +307,15 @@ func (c *Config) validateDatabase() *Error {
 	if c.StorageBackend == "sqlite" && c.SQLiteFile() == "" {
 		return errf("SVC_SQLITE_PATH", "is required: there is no home directory for the default ~/.local/share/svc/svc.db")
 	}
+	if c.SQLMaxConnections < 1 {
+		return errf("SVC_SQL_MAX_CONNECTIONS", "must be at least 1, got %d", c.SQLMaxConnections)
+	}
+	if c.SQLMaxConnectionsPerTenant < 1 || c.SQLMaxConnectionsPerTenant > c.SQLMaxConnections {
+		return errf("SVC_SQL_MAX_CONNECTIONS_PER_TENANT", "must be between 1 and SVC_SQL_MAX_CONNECTIONS (%d), got %d", c.SQLMaxConnections, c.SQLMaxConnectionsPerTenant)
+	}
+	if c.SQLMaxSchemasPerTenant < 1 {
+		return errf("SVC_SQL_MAX_SCHEMAS_PER_TENANT", "must be at least 1, got %d", c.SQLMaxSchemasPerTenant)
+	}
 	if c.PostgresMaxConns < 1 {
 		return errf("SVC_POSTGRES_MAX_CONNS", "must be at least 1, got %d", c.PostgresMaxConns)
 	}

@@ -143,6 +143,10 @@ func TestRules(t *testing.T) {
 		{"postgres max conns 0", env{"SVC_POSTGRES_MAX_CONNS": "0"}, "SVC_POSTGRES_MAX_CONNS"},
 		{"postgres min above max", env{"SVC_POSTGRES_MAX_CONNS": "4", "SVC_POSTGRES_MIN_CONNS": "5"}, "SVC_POSTGRES_MIN_CONNS"},
 		{"postgres min -1", env{"SVC_POSTGRES_MIN_CONNS": "-1"}, "SVC_POSTGRES_MIN_CONNS"},
+		{"sql max connections 0", env{"SVC_SQL_MAX_CONNECTIONS": "0"}, "SVC_SQL_MAX_CONNECTIONS"},
+		{"sql per tenant above total", env{"SVC_SQL_MAX_CONNECTIONS": "3", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "4"}, "SVC_SQL_MAX_CONNECTIONS_PER_TENANT"},
+		{"sql per tenant 0", env{"SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "0"}, "SVC_SQL_MAX_CONNECTIONS_PER_TENANT"},
+		{"sql schemas per tenant 0", env{"SVC_SQL_MAX_SCHEMAS_PER_TENANT": "0"}, "SVC_SQL_MAX_SCHEMAS_PER_TENANT"},
 
 		// scheduler
 		{"scheduler scan interval 0", env{"SVC_SCHEDULER_SCAN_INTERVAL": "0"}, "SVC_SCHEDULER_SCAN_INTERVAL"},

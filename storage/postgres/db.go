@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,6 +27,10 @@ type Options struct {
 	IdleInTxTimeout  time.Duration
 	AutoMigrate      bool
 	MigrateLockWait  time.Duration
+	// SQLMaxConns and SQLMaxConnsPerTenant bound the connections made as
+	// SQL schema roles for POST /sql/query, in total and per tenant
+	// (sqlschema_pool.go); 0 means the default.
+	SQLMaxConns, SQLMaxConnsPerTenant int
 }
 
 // DB is an open engine.
@@ -40,6 +45,10 @@ type DB struct {
 	creates groupCommit
 	// gin merges the document index's pending list off the request path.
 	gin ginCleaner
+	// sqlWatch cancels and ends SQL schema role sessions past their limit
+	// (started by the first SQLSchemas call, stopped by Close).
+	sqlWatch     sqlWatchdog
+	sqlWatchOnce sync.Once
 }
 
 // Open connects, pings and, when AutoMigrate is set, applies migrations.
@@ -88,6 +97,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 
 // Close releases the pool.
 func (db *DB) Close() {
+	db.sqlWatch.close()
 	db.gin.close()
 	db.sqlRoles.closeAll()
 	db.pool.Close()

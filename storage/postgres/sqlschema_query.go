@@ -6,101 +6,16 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/storage"
 )
 
 // POST /sql/query runs as the schema's own login role on a connection
-// made as that role: the session user then has no rights beyond the
-// role's (SET ROLE from svc's own session would leave set_config('role',
-// …) open to the statement, since PostgreSQL checks it against the
-// session user).
-
-// rolePoolSet holds one small pool per (role, password).
-type rolePoolSet struct {
-	mu    sync.Mutex
-	pools map[string]*rolePool
-}
-
-type rolePool struct {
-	password string
-	pool     *pgxpool.Pool
-}
-
-// maxRolePools bounds the pools kept open; past it an arbitrary one is
-// closed (each holds at most rolePoolConns connections).
-const (
-	maxRolePools  = 32
-	rolePoolConns = 4
-)
-
-func (db *DB) rolePools() *rolePoolSet { return &db.sqlRoles }
-
-func (p *rolePoolSet) forget(role string) {
-	p.mu.Lock()
-	rp := p.pools[role]
-	delete(p.pools, role)
-	p.mu.Unlock()
-	if rp != nil {
-		rp.pool.Close()
-	}
-}
-
-func (p *rolePoolSet) closeAll() {
-	p.mu.Lock()
-	pools := p.pools
-	p.pools = nil
-	p.mu.Unlock()
-	for _, rp := range pools {
-		rp.pool.Close()
-	}
-}
-
-// get returns the pool of role, opening it (or reopening it after a
-// password change) as needed.
-func (p *rolePoolSet) get(ctx context.Context, url, role, password, schema string) (*pgxpool.Pool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if rp := p.pools[role]; rp != nil {
-		if rp.password == password {
-			return rp.pool, nil
-		}
-		rp.pool.Close()
-		delete(p.pools, role)
-	}
-	if len(p.pools) >= maxRolePools {
-		for r, rp := range p.pools {
-			rp.pool.Close()
-			delete(p.pools, r)
-			break
-		}
-	}
-	pc, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, errors.New("postgres: SVC_POSTGRES_URL does not parse as a connection URL")
-	}
-	pc.ConnConfig.User, pc.ConnConfig.Password = role, password
-	pc.MaxConns, pc.MinConns = rolePoolConns, 0
-	pc.MaxConnIdleTime = time.Minute
-	rp := pc.ConnConfig.RuntimeParams
-	rp["search_path"] = schema
-	rp["application_name"] = "svc-sql"
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: pool for SQL role: %w", err)
-	}
-	if p.pools == nil {
-		p.pools = map[string]*rolePool{}
-	}
-	p.pools[role] = &rolePool{password: password, pool: pool}
-	return pool, nil
-}
+// made as that role (sqlschema_pool.go).
 
 func newPassword() (string, error) {
 	var b [24]byte
@@ -177,13 +92,9 @@ func (s *SQLSchemas) OpenSQL(ctx context.Context, q storage.SQLQuery) (storage.S
 	if err != nil {
 		return nil, err
 	}
-	pool, err := s.db.rolePools().get(ctx, s.db.opt.URL, l.Role, l.Password, l.Schema)
+	c, err := s.db.rolePools().acquire(ctx, s.db.opt.URL, q.Tenant, l.Role, l.Password, l.Schema)
 	if err != nil {
 		return nil, err
-	}
-	c, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: connecting as the SQL schema role: %w", err)
 	}
 	cur := &sqlCursor{conn: c}
 	if err := cur.start(ctx, q); err != nil {
@@ -194,11 +105,12 @@ func (s *SQLSchemas) OpenSQL(ctx context.Context, q storage.SQLQuery) (storage.S
 }
 
 type sqlCursor struct {
-	conn  *pgxpool.Conn
+	conn  *roleConn
 	inTx  bool
 	rows  pgx.Rows
 	cols  []string
-	first []any
+	conv  []*sqlColumn
+	first []storage.SQLValue
 	done  bool
 }
 
@@ -217,11 +129,11 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	// inlined extraction expressions made it compile for longer than the
 	// query ran (a GROUP BY over 100k root rows).
 	c.inTx = true
-	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL jit = off; SELECT set_config('svc.point_time', %s, true)",
-		timeout.Milliseconds(), literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := c.conn.Exec(ctx, fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL jit = off; %s; SELECT set_config('svc.point_time', %s, true)",
+		timeout.Milliseconds(), sqlOutputSettings, literal(pt)), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("postgres: begin SQL query: %w", err)
 	}
-	rows, err := c.conn.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec)
+	rows, err := c.conn.Query(ctx, q.SQL, pgx.QueryExecModeDescribeExec, sqlTextResults)
 	if err != nil {
 		return statementError(err)
 	}
@@ -229,6 +141,7 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 	for _, fd := range rows.FieldDescriptions() {
 		c.cols = append(c.cols, fd.Name)
 	}
+	c.conv = sqlColumnsOf(rows.FieldDescriptions())
 	first, err := c.next()
 	if err != nil {
 		return err
@@ -239,7 +152,7 @@ func (c *sqlCursor) start(ctx context.Context, q storage.SQLQuery) error {
 
 func (c *sqlCursor) Columns() []string { return c.cols }
 
-func (c *sqlCursor) next() ([]any, error) {
+func (c *sqlCursor) next() ([]storage.SQLValue, error) {
 	if c.done {
 		return nil, nil
 	}
@@ -250,14 +163,15 @@ func (c *sqlCursor) next() ([]any, error) {
 		}
 		return nil, nil
 	}
-	vals, err := c.rows.Values()
-	if err != nil {
-		return nil, statementError(err)
+	raw := c.rows.RawValues()
+	vals := make([]storage.SQLValue, len(raw))
+	for i, b := range raw {
+		vals[i] = c.conv[i].value(b)
 	}
 	return vals, nil
 }
 
-func (c *sqlCursor) Next() ([]any, error) {
+func (c *sqlCursor) Next() ([]storage.SQLValue, error) {
 	if c.first != nil {
 		r := c.first
 		c.first = nil
@@ -272,8 +186,12 @@ func (c *sqlCursor) Close() {
 	}
 	if c.inTx {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err := c.conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol); err != nil {
-			// A connection whose transaction state is unknown is not reused.
+		_, err := c.conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol)
+		if err == nil {
+			err = resetSession(ctx, c.conn.Conn())
+		}
+		if err != nil {
+			// A connection whose state is unknown is not reused.
 			_ = c.conn.Conn().Close(ctx)
 		}
 		cancel()

@@ -2,12 +2,16 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/storage"
 )
@@ -21,8 +25,22 @@ type SQLSchemas struct {
 
 // SQLSchemas returns the SQL schema store of db; statementTimeout becomes
 // each schema role's statement_timeout (psql and BI sessions included).
+//
+// The first call also starts the engine's watchdog over those sessions
+// with statementTimeout as the limit (sqlschema_watchdog.go): a session
+// may change its own statement_timeout, the watchdog still cancels it.
 func (db *DB) SQLSchemas(statementTimeout time.Duration) *SQLSchemas {
+	db.sqlWatchOnce.Do(func() { db.sqlWatch.start(db, roleTimeout(statementTimeout)) })
 	return &SQLSchemas{db: db, StatementTimeout: statementTimeout}
+}
+
+// roleTimeout is the statement limit of schema roles: the configured one,
+// or 30 s when unset.
+func roleTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 30 * time.Second
+	}
+	return d
 }
 
 var (
@@ -30,13 +48,18 @@ var (
 	_ storage.SQLRunner  = (*SQLSchemas)(nil)
 )
 
-// pgNames derives the PostgreSQL schema and role of a saved SQL schema.
-// Roles are cluster-wide, so the names hash the tenant and the (v1, hence
-// unique) schema id rather than the user's names.
-func pgNames(tenant, id string) (schema, role string) {
-	h := sha256.Sum256([]byte(tenant + "\x00" + id))
-	x := hex.EncodeToString(h[:10])
-	return "svc_sql_" + x, "svc_sqlr_" + x
+// pgNames draws the PostgreSQL schema and role of a new SQL schema. Every
+// role can list every schema and role of the cluster (pg_namespace,
+// pg_roles), so the names are random: nothing in them says whose they are
+// (an earlier hash of tenant and schema id could be confirmed by anyone
+// who knew both). A saved schema keeps the names it was given.
+func pgNames() (schema, role string, err error) {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("postgres: naming the SQL schema: %w", err)
+	}
+	x := hex.EncodeToString(b[:])
+	return "svc_sql_" + x, "svc_sqlr_" + x, nil
 }
 
 const sqlSchemaCols = `tenant, id::text, name, tables, created_ns, updated_ns`
@@ -104,9 +127,12 @@ func (s *SQLSchemas) SaveSQLSchema(ctx context.Context, r *storage.SQLSchema, vi
 	defer c.Release()
 	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		now := time.Now().UnixNano()
-		schema, role := pgNames(r.Tenant, r.ID)
+		schema, role, err := pgNames()
+		if err != nil {
+			return err
+		}
 		var created int64
-		err := tx.QueryRow(ctx, `INSERT INTO sql_schemas (tenant, id, name, tables, pg_schema, pg_role, created_ns, updated_ns)
+		err = tx.QueryRow(ctx, `INSERT INTO sql_schemas (tenant, id, name, tables, pg_schema, pg_role, created_ns, updated_ns)
 			VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $7)
 			ON CONFLICT (tenant, name) DO UPDATE SET tables = EXCLUDED.tables, updated_ns = EXCLUDED.updated_ns
 			RETURNING id::text, pg_schema, pg_role, created_ns`,
@@ -151,10 +177,7 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 		// and no memberships, so the role reaches only what is granted.
 		grants = append(grants, "CREATE ROLE "+ident(role)+" LOGIN NOINHERIT NOCREATEDB NOCREATEROLE NOREPLICATION CONNECTION LIMIT 8")
 	}
-	timeout := s.StatementTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := roleTimeout(s.StatementTimeout)
 	grants = append(grants,
 		"ALTER ROLE "+ident(role)+" SET search_path = "+ident(schema),
 		"ALTER ROLE "+ident(role)+" SET default_transaction_read_only = on",
@@ -168,10 +191,16 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 			return fmt.Errorf("postgres: granting the SQL schema role: %w", err)
 		}
 	}
-	return nil
+	return checkRoleRights(ctx, tx, role)
 }
 
-// DeleteSQLSchema drops the record, its views and its role.
+// DeleteSQLSchema drops the record, its views and its role. The role's
+// sessions are ended first (svc's pooled ones and direct logins with the
+// issued credentials): a session inside a transaction over a view would
+// otherwise hold DROP SCHEMA until it ended. What still holds the role —
+// an object it owns (a large object a direct login made), a session that
+// could not be ended and keeps a lock — comes back as
+// storage.SQLSchemaInUseError and nothing is deleted.
 func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) error {
 	c, err := s.db.acquire(ctx)
 	if err != nil {
@@ -179,6 +208,11 @@ func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) err
 	}
 	defer c.Release()
 	var role string
+	if err := c.QueryRow(ctx, `SELECT pg_role FROM sql_schemas WHERE tenant = $1 AND id = $2::uuid`, tenant, id).Scan(&role); err != nil {
+		return notFoundOr(err, "delete SQL schema")
+	}
+	s.db.rolePools().forget(role)
+	unended := endSessions(ctx, c, role)
 	err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		var schema string
 		err := tx.QueryRow(ctx, `DELETE FROM sql_schemas WHERE tenant = $1 AND id = $2::uuid RETURNING pg_schema, pg_role`,
@@ -186,16 +220,61 @@ func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) err
 		if err != nil {
 			return notFoundOr(err, "delete SQL schema")
 		}
+		// A session that could not be ended may hold a lock on a view:
+		// give up soon rather than hold this connection (and the caller)
+		// for the statement timeout.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+			return fmt.Errorf("postgres: dropping SQL schema: %w", err)
+		}
 		if _, err := tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+ident(schema)+" CASCADE"); err != nil {
-			return fmt.Errorf("postgres: dropping SQL schema views: %w", err)
+			return inUse(err, unended, "dropping SQL schema views")
 		}
 		if _, err := tx.Exec(ctx, "DROP ROLE IF EXISTS "+ident(role)); err != nil {
-			return fmt.Errorf("postgres: dropping SQL schema role: %w", err)
+			return inUse(err, unended, "dropping SQL schema role")
 		}
 		return nil
 	})
-	if err == nil {
-		s.db.rolePools().forget(role)
-	}
+	// Connections leased while the schema was being dropped close as
+	// their queries end.
+	s.db.rolePools().forget(role)
 	return err
+}
+
+// endSessions terminates role's sessions, waiting for each to exit (its
+// locks and temporary objects go with it), and returns how many it could
+// not end (svc's user may lack the right to signal them).
+func endSessions(ctx context.Context, c *pgxpool.Conn, role string) int {
+	rows, err := c.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()`, role)
+	if err != nil {
+		return 0
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return 0
+	}
+	unended := 0
+	for _, pid := range pids {
+		var ok bool
+		if err := c.QueryRow(ctx, `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
+			unended++
+		}
+	}
+	return unended
+}
+
+// inUse reports what keeps a schema's role from being dropped as
+// storage.SQLSchemaInUseError, naming it; other failures stay internal.
+func inUse(err error, unended int, what string) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "2BP01": // dependent_objects_still_exist: the detail lists them
+			return &storage.SQLSchemaInUseError{Reason: "the schema's PostgreSQL role owns database objects (" +
+				strings.ReplaceAll(pe.Detail, "\n", "; ") + "); remove them, then delete the schema again"}
+		case "55P03": // lock_not_available
+			return &storage.SQLSchemaInUseError{Reason: fmt.Sprintf("a session of the schema's PostgreSQL role holds a lock on its views "+
+				"(%d session(s) could not be ended); end it, then delete the schema again", unended)}
+		}
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/internal/await"
 	"svc/predicate"
 	"svc/storage"
 )
@@ -266,7 +267,7 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 			_, errs[i] = db.Entities().Commit(ctx, tx)
 		}(i)
 	}
-	waitFor(t, func() bool { db.w.mu.Lock(); defer db.w.mu.Unlock(); return len(db.w.queue) == n })
+	await.Until(t, await.Long, func() bool { db.w.mu.Lock(); defer db.w.mu.Unlock(); return len(db.w.queue) == n }, "writer queue length")
 	close(release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -287,16 +288,5 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 	}
 	if c, _ := db.Entities().Count(ctx, "t1", order); c != n+1 {
 		t.Errorf("count %d, want %d", c, n+1)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 60 s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -15,8 +15,18 @@ import (
 // statementTimeout per statement; the engine closes with the test.
 func Open(t testing.TB, url string, maxConns int, statementTimeout time.Duration) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), postgres.Options{URL: url, MaxConns: maxConns, AcquireTimeout: 10 * time.Second,
-		StatementTimeout: statementTimeout, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second})
+	return OpenWith(t, url, maxConns, statementTimeout, nil)
+}
+
+// OpenWith is Open with edit applied to the options first (nil: none).
+func OpenWith(t testing.TB, url string, maxConns int, statementTimeout time.Duration, edit func(*postgres.Options)) *postgres.DB {
+	t.Helper()
+	o := postgres.Options{URL: url, MaxConns: maxConns, AcquireTimeout: 10 * time.Second,
+		StatementTimeout: statementTimeout, IdleInTxTimeout: time.Minute, AutoMigrate: true, MigrateLockWait: 30 * time.Second}
+	if edit != nil {
+		edit(&o)
+	}
+	db, err := postgres.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,299 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// roleSection is the heading of `help sql` whose lines this test checks.
+const roleSection = "## WHAT A SCHEMA ROLE CAN AND CANNOT DO"
+
+// helpRoleSentences reads the bullet lines of that section.
+func helpRoleSentences(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../help/topics/sql.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), roleSection+"\n")
+	if !ok {
+		t.Fatalf("help sql has no %q section", roleSection)
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	var out []string
+	for _, l := range strings.Split(rest, "\n") {
+		if s, ok := strings.CutPrefix(l, "- "); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestSQLHelpRoleSentences (issue 23 item 14): every line `help sql`
+// states about what a schema role can and cannot see or do has a check
+// here, run against PostgreSQL with a login made from the issued
+// credentials (and the POST /sql/query path where the line is about it),
+// and every check has its line.
+func TestSQLHelpRoleSentences(t *testing.T) {
+	db := openTest(t)
+	const limit = time.Second
+	s := db.SQLSchemas(limit)
+	ctx := context.Background()
+	a := newSecTenant(t, s, "help-alpha-tenant", "helpa")
+	b := newSecTenant(t, s, "help-bravo-tenant", "helpb")
+	// One entity of A's model for each tenant: A's views must show A's.
+	for _, tenant := range []string{a.tenant, b.tenant} {
+		if _, err := db.pool.Exec(ctx, `INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, created_ns, updated_ns, doc)
+			VALUES ($1, $2, $3, 1, 'CREATED', 1, $2, 1, 1, jsonb_build_object($4::text, $1::text))`,
+			tenant, uuid.New(), a.model, a.field); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := pgx.Identifier{a.table}.Sanitize()
+	schema := pgx.Identifier{a.login.Schema}.Sanitize()
+	c := a.connect(t, "")
+
+	refused := func(t *testing.T, sqls ...string) {
+		t.Helper()
+		for _, q := range sqls {
+			if _, err := c.Exec(ctx, q); sqlState(err) != "42501" {
+				t.Errorf("%s: %v, want permission denied (42501)", q, err)
+			}
+		}
+	}
+	text := func(t *testing.T, q string) string {
+		t.Helper()
+		var v string
+		if err := c.QueryRow(ctx, q).Scan(&v); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return v
+	}
+	ended := func(t *testing.T, c *pgx.Conn) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := c.PgConn().WaitForNotification(wctx); err == nil || wctx.Err() != nil {
+			t.Fatalf("the session stayed open: %v", err)
+		}
+	}
+
+	checks := map[string]func(t *testing.T){
+		"The role can read the views of its own schema, and they show its own tenant's entities only.": func(t *testing.T) {
+			if got := text(t, "SELECT string_agg("+pgx.Identifier{a.column}.Sanitize()+", ',') FROM "+own); got != a.tenant {
+				t.Fatalf("own view shows %q, want only %q", got, a.tenant)
+			}
+		},
+		"The role cannot read svc's tables (`entities`, `entity_revisions`, `sql_schemas`) or the views of any other schema.": func(t *testing.T) {
+			refused(t, "SELECT 1 FROM public.entities", "SELECT 1 FROM public.entity_revisions", "SELECT 1 FROM public.sql_schemas",
+				"SELECT 1 FROM "+pgx.Identifier{b.login.Schema, b.table}.Sanitize())
+		},
+		"The role cannot `SET ROLE` to any other role: it is a member of none.": func(t *testing.T) {
+			refused(t, "SET ROLE postgres", "SET ROLE "+pgx.Identifier{b.login.Role}.Sanitize())
+			if n := text(t, "SELECT count(*)::text FROM pg_auth_members WHERE member = current_user::regrole"); n != "0" {
+				t.Fatalf("member of %s roles", n)
+			}
+		},
+		"Sessions start read-only, and a session that turns `default_transaction_read_only` off still cannot write: no tables, temporary tables or views, schemas, functions or large objects.": func(t *testing.T) {
+			if v := text(t, "SHOW default_transaction_read_only"); v != "on" {
+				t.Fatalf("default_transaction_read_only = %s", v)
+			}
+			if _, err := c.Exec(ctx, "SET default_transaction_read_only = off"); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Exec(ctx, "RESET default_transaction_read_only")
+			refused(t, "CREATE TABLE public.t (a int)", "CREATE TABLE "+schema+".t (a int)", "CREATE TEMPORARY TABLE t (a int)",
+				"CREATE TEMPORARY VIEW v AS SELECT 1", "CREATE SCHEMA s", "CREATE FUNCTION "+schema+".f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+				"SELECT lo_create(0)", "SELECT lo_from_bytea(0, 'x')")
+		},
+		"The role cannot call `pg_notify` or `pg_logical_emit_message`; the `NOTIFY` command itself cannot be revoked in PostgreSQL and works from a direct login, read-only or not (svc listens on no channel).": func(t *testing.T) {
+			refused(t, "SELECT pg_notify('c', 'x')", "SELECT pg_logical_emit_message(false, 'p', 'x')")
+			if _, err := c.Exec(ctx, "NOTIFY c, 'x'"); err != nil {
+				t.Errorf("NOTIFY in a read-only session: %v", err)
+			}
+			if n := countInCode(t, "LISTEN "); n != 0 {
+				t.Errorf("svc's code LISTENs (%d places): revisit this line", n)
+			}
+		},
+		"Once a session turns read-only off, the role can change its own password and session defaults (`ALTER ROLE CURRENT_USER`), as every PostgreSQL role can: svc's limits do not depend on those defaults, and `POST {ctx}/sql/credentials/rotate` gives svc's own access back.": func(t *testing.T) {
+			// A tenant of its own: changing the password breaks svc's pool
+			// for that schema until rotation.
+			d := newSecTenant(t, s, "help-delta-tenant", "helpd")
+			c := d.connect(t, "")
+			if _, err := c.Exec(ctx, "SET default_transaction_read_only = off"); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"ALTER ROLE CURRENT_USER SET statement_timeout = 0", "ALTER ROLE CURRENT_USER SET default_transaction_read_only = off",
+				"ALTER ROLE CURRENT_USER PASSWORD 'changed-by-the-tenant'"} {
+				if _, err := c.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			// A new session gets the changed defaults, and is still cancelled
+			// at the limit and still cannot write.
+			d.login.Password = "changed-by-the-tenant"
+			c2 := d.connect(t, "")
+			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			if _, err := c2.Exec(wctx, "SELECT pg_sleep(600)"); wctx.Err() != nil || sqlState(err) != "57014" {
+				t.Fatalf("long statement with the changed defaults: %v", err)
+			}
+			if _, err := c2.Exec(ctx, "CREATE TEMPORARY TABLE t (a int)"); sqlState(err) != "42501" {
+				t.Fatalf("temporary table with the changed defaults: %v", err)
+			}
+			if _, err := d.apiQuery(ctx, s, "SELECT current_setting('transaction_read_only')"); err == nil {
+				t.Log("svc's pool kept a connection made with the old password")
+			}
+			if _, err := s.SQLCredentials(ctx, d.tenant, d.id, true); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := d.apiQuery(ctx, s, "SELECT current_setting('transaction_read_only')"); err != nil || strings.Join(out, "") != "on" {
+				t.Fatalf("after rotation: %v %v", out, err)
+			}
+		},
+		"The role cannot take advisory locks: every `pg_advisory_*` and `pg_try_advisory_*` function is refused, so it cannot hold a lock svc or another tenant waits for.": func(t *testing.T) {
+			// TestSQLTenantAdvisoryLocks runs every form against svc's own
+			// locks; here, that no such function is left to the role.
+			if n := text(t, `SELECT count(*)::text FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace
+				AND (p.proname LIKE 'pg\_advisory\_%' OR p.proname LIKE 'pg\_try\_advisory\_%') AND has_function_privilege(p.oid, 'EXECUTE')`); n != "0" {
+				t.Fatalf("%s advisory-lock functions executable", n)
+			}
+			refused(t, "SELECT pg_advisory_lock(1)", "SELECT pg_try_advisory_xact_lock_shared(1, 2)")
+		},
+		"The role cannot read any view's definition: `pg_get_viewdef`, `pg_get_ruledef` and `pg_rewrite` are refused, and so are `pg_views.definition` and `information_schema.views.view_definition`.": func(t *testing.T) {
+			refused(t, "SELECT pg_get_viewdef('"+a.login.Schema+"."+a.table+"'::regclass)", "SELECT pg_get_ruledef(0)", "SELECT 1 FROM pg_rewrite",
+				"SELECT definition FROM pg_views", "SELECT view_definition FROM information_schema.views")
+		},
+		"A statement running longer than `SVC_SQL_QUERY_TIMEOUT` is cancelled by svc, even when the session set its own `statement_timeout` to 0.": func(t *testing.T) {
+			c := a.connect(t, "")
+			if _, err := c.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			_, err := c.Exec(wctx, "SELECT pg_sleep(600)")
+			if wctx.Err() != nil || sqlState(err) != "57014" {
+				t.Fatalf("long statement: %v, want cancelled by svc", err)
+			}
+		},
+		"svc ends a session that stays idle inside a transaction longer than `SVC_SQL_QUERY_TIMEOUT`, and any session of the role connected to another database of the server.": func(t *testing.T) {
+			idle := a.connect(t, "")
+			if _, err := idle.Exec(ctx, "SET idle_in_transaction_session_timeout = 0; BEGIN; SELECT 1 FROM "+own); err != nil {
+				t.Fatal(err)
+			}
+			ended(t, idle)
+			ended(t, a.connect(t, "postgres"))
+		},
+		"Role and schema names are random (`svc_sqlr_` or `svc_sql_` and 20 hex digits) and carry nothing of the tenant, schema or model names.": func(t *testing.T) {
+			for _, st := range []*secTenant{a, b} {
+				if !regexp.MustCompile(`^svc_sqlr_[0-9a-f]{20}$`).MatchString(st.login.Role) ||
+					!regexp.MustCompile(`^svc_sql_[0-9a-f]{20}$`).MatchString(st.login.Schema) ||
+					st.login.Role[len("svc_sqlr_"):] == hashName(st.tenant, st.id) {
+					t.Fatalf("names %q %q", st.login.Role, st.login.Schema)
+				}
+			}
+		},
+		"As every PostgreSQL role can, the role can list other roles and schemas by their random names, and other schemas' view and column names (`pg_class`, `pg_attribute`); nothing there names their tenant.": func(t *testing.T) {
+			got := text(t, `SELECT (SELECT string_agg(rolname, ' ') FROM pg_roles) || ' ' || (SELECT string_agg(nspname, ' ') FROM pg_namespace)
+				|| ' ' || (SELECT string_agg(c.relname || '.' || a.attname, ' ') FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid)`)
+			for _, want := range []string{b.login.Role, b.login.Schema, b.table + "." + b.column} {
+				if !strings.Contains(got, want) {
+					t.Errorf("catalogue does not list %q", want)
+				}
+			}
+			for _, secret := range []string{b.tenant, b.schemaName} {
+				if strings.Contains(got, secret) {
+					t.Errorf("catalogue names tenant B's %q", secret)
+				}
+			}
+		},
+		"Through `POST {ctx}/sql/query` each request runs one statement in a read-only transaction, and the connection is reset (`DISCARD ALL`) before it serves another request.": func(t *testing.T) {
+			if _, err := a.apiQuery(ctx, s, "SELECT 1; SELECT 2"); err == nil {
+				t.Error("two statements ran")
+			}
+			if out, err := a.apiQuery(ctx, s, "SELECT current_setting('transaction_read_only')"); err != nil || strings.Join(out, "") != "on" {
+				t.Errorf("read-only: %v %v", out, err)
+			}
+			if _, err := a.apiQuery(ctx, s, "PREPARE left_behind AS SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			// Requests one after another reuse the pool's idle connection.
+			for i := 0; i < 4; i++ {
+				if out, err := a.apiQuery(ctx, s, "SELECT count(*) FROM pg_prepared_statements"); err != nil || strings.Join(out, "") != "0" {
+					t.Fatalf("after PREPARE, request %d sees %v prepared statements (%v)", i, out, err)
+				}
+			}
+		},
+	}
+
+	lines := helpRoleSentences(t)
+	seen := map[string]bool{}
+	for _, l := range lines {
+		seen[l] = true
+		check, ok := checks[l]
+		if !ok {
+			t.Errorf("help sql line has no check: %q", l)
+			continue
+		}
+		t.Run(l[:min(len(l), 60)], check)
+	}
+	for l := range checks {
+		if !seen[l] {
+			t.Errorf("check without its help sql line: %q", l)
+		}
+	}
+}
+
+// hashName is how role names were derived before they were random.
+func hashName(tenant, id string) string {
+	h := sha256Hex(tenant + "\x00" + id)
+	return h[:20]
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// countInCode counts the Go and SQL files of the repository that contain
+// s outside tests.
+func countInCode(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || strings.HasSuffix(p, "_test.go") || !(strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".sql")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), s) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

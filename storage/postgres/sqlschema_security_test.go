@@ -1,0 +1,398 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"svc/storage"
+)
+
+// secTenant is one tenant with a saved SQL schema whose names (tenant
+// id, model, table, field, schema name) are distinctive enough to search
+// the catalogue for.
+type secTenant struct {
+	tenant, model, table, column, field, schemaName string
+	id                                              string
+	login                                           storage.SQLLogin
+}
+
+// newSecTenant saves a schema for tenant with one root view and one JSON
+// view over model, and issues its login. The schema (and so its
+// cluster-wide role) is dropped when the test ends.
+func newSecTenant(t *testing.T, s *SQLSchemas, tenant, tag string) *secTenant {
+	t.Helper()
+	ctx := context.Background()
+	st := &secTenant{tenant: tenant, model: tag + "model", table: tag + "table", column: tag + "column",
+		field: tag + "field", schemaName: tag + "schema", id: uuid.Must(uuid.NewUUID()).String()}
+	key := storage.ModelKey{Name: st.model, Version: 1}
+	views := []storage.SQLView{
+		{Name: st.table, Model: key, Path: "$", Columns: []storage.SQLColumn{
+			{Name: "entity_id", Category: "SPECIAL", Key: "ENTITY_ID"},
+			{Name: st.column, Category: "DATA", Key: "." + st.field, DataType: "STRING"}}},
+		{Name: st.table + "_json", Model: key, Path: "json", Columns: []storage.SQLColumn{
+			{Name: "entity", Category: "SPECIAL", Key: "JSON"}}},
+	}
+	rec := &storage.SQLSchema{Tenant: tenant, ID: st.id, Name: st.schemaName, Tables: []byte(`[]`)}
+	if err := s.SaveSQLSchema(ctx, rec, views); err != nil {
+		t.Fatal(err)
+	}
+	st.id = rec.ID
+	t.Cleanup(func() {
+		if err := s.DeleteSQLSchema(context.Background(), tenant, st.id); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	l, err := s.SQLCredentials(ctx, tenant, st.id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.login = l
+	return st
+}
+
+// connect logs in with the issued credentials, as psql or a BI tool
+// would; the session closes with the test.
+func (st *secTenant) connect(t *testing.T, database string) *pgx.Conn {
+	t.Helper()
+	u, err := url.Parse(testDBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(st.login.Role, st.login.Password)
+	if database == "" {
+		database = st.login.Database
+	}
+	u.Path = "/" + database
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// apiQuery runs sql the way POST {ctx}/sql/query does and returns every
+// value of the result as text.
+func (st *secTenant) apiQuery(ctx context.Context, s *SQLSchemas, sql string) ([]string, error) {
+	cur, err := s.OpenSQL(ctx, storage.SQLQuery{Tenant: st.tenant, SchemaID: st.id, SQL: sql, Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	var out []string
+	for {
+		row, err := cur.Next()
+		if err != nil {
+			return out, err
+		}
+		if row == nil {
+			return out, nil
+		}
+		for _, v := range row {
+			out = append(out, v.Text)
+		}
+	}
+}
+
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	var se *storage.SQLStatementError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return ""
+}
+
+// TestSQLTenantAdvisoryLocks (issue 23 item 1): no advisory-lock
+// function form, run by a tenant role through the API path or a direct
+// login with the issued credentials, takes a lock; svc's migration lock,
+// a trusted-key registration (key trusted:<tenant>) and the keypair
+// rotation lock (two int keys) still proceed while the tenant's session
+// stays open.
+func TestSQLTenantAdvisoryLocks(t *testing.T) {
+	db := openTest(t)
+	s := db.SQLSchemas(10 * time.Second)
+	ctx := context.Background()
+	attacker := newSecTenant(t, s, "lock-attacker", "lkatt")
+	const victim = "lock-victim"
+
+	// The keys svc itself locks on.
+	bigKeys := fmt.Sprintf("%d::bigint", int64(migrateLockKey))
+	trusted := "hashtextextended('trusted:" + victim + "', 0)"
+	rotation := "hashtext('svc.iam_keypair.rotate'), hashtext('svc-audience')"
+
+	// Every function form: session or transaction level, exclusive or
+	// shared, waiting or try, one bigint key or two int keys.
+	type form struct {
+		fn, args string
+		xact     bool
+	}
+	var forms []form
+	for _, try := range []string{"", "try_"} {
+		for _, xact := range []bool{false, true} {
+			for _, shared := range []string{"", "_shared"} {
+				x := ""
+				if xact {
+					x = "xact_"
+				}
+				fn := "pg_" + try + "advisory_" + x + "lock" + shared
+				forms = append(forms, form{fn, "bigint", xact}, form{fn, "int,int", xact})
+			}
+		}
+	}
+	if len(forms) != 16 {
+		t.Fatalf("%d forms", len(forms))
+	}
+
+	// svcProceeds checks that svc's own locks are free: the migration
+	// runs (its lock wait is bounded by MigrateLockWait), a trusted key
+	// of the victim tenant registers and the rotation lock is taken.
+	svcProceeds := func(t *testing.T) {
+		t.Helper()
+		o := testOptions()
+		o.MigrateLockWait = 3 * time.Second
+		o.AutoMigrate = false
+		other, err := Open(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if _, err := other.Migrate(ctx); err != nil {
+			t.Errorf("svc migrate while the tenant session is open: %v", err)
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		k := &storage.TrustedKey{KID: "k-" + uuid.NewString(), Tenant: victim, JWK: []byte(`{"kty":"RSA","n":"x"}`), Issuers: []string{}}
+		if err := db.TrustedKeys().PutTrustedKey(cctx, k, storage.TrustedKeyPut{}); err != nil {
+			t.Errorf("trusted-key registration of another tenant while the tenant session is open: %v", err)
+		}
+		err = pgx.BeginFunc(cctx, db.pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(cctx, "SELECT pg_advisory_xact_lock("+rotation+")")
+			return err
+		})
+		if err != nil {
+			t.Errorf("keypair rotation lock while the tenant session is open: %v", err)
+		}
+	}
+
+	for _, f := range forms {
+		for _, via := range []string{"api", "login"} {
+			t.Run(f.fn+"("+f.args+")/"+via, func(t *testing.T) {
+				stmt := fmt.Sprintf("SELECT %[1]s(%[2]s)::text, %[1]s(%[3]s)::text", f.fn, bigKeys, trusted)
+				if f.args == "int,int" {
+					stmt = fmt.Sprintf("SELECT %s(%s)::text", f.fn, rotation)
+				}
+				switch via {
+				case "api":
+					out, err := attacker.apiQuery(ctx, s, stmt)
+					if sqlState(err) != "42501" {
+						t.Errorf("API %s: %v %v, want permission denied (42501)", f.fn, out, err)
+					}
+					svcProceeds(t)
+				case "login":
+					c := attacker.connect(t, "")
+					if f.xact {
+						if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+							t.Fatal(err)
+						}
+					}
+					_, err := c.Exec(ctx, stmt)
+					if sqlState(err) != "42501" {
+						t.Errorf("login %s: %v, want permission denied (42501)", f.fn, err)
+					}
+					// The session (and, for xact forms, its transaction)
+					// stays open while svc works.
+					svcProceeds(t)
+				}
+			})
+		}
+	}
+}
+
+// TestSQLTenantCatalogPrivate (issue 23 item 2): tenant A's role, through
+// the API path and a direct login, reads the catalogue views and
+// functions that describe schemas, roles and views, and finds none of
+// tenant B's identifiers: tenant id, model name, field path or schema
+// name; role and schema names carry none of them either.
+func TestSQLTenantCatalogPrivate(t *testing.T) {
+	db := openTest(t)
+	s := db.SQLSchemas(10 * time.Second)
+	ctx := context.Background()
+	a := newSecTenant(t, s, "cat-alpha-tenant", "alphaq")
+	b := newSecTenant(t, s, "cat-bravo-tenant", "bravoq")
+	secrets := []string{b.tenant, b.model, b.field, b.schemaName}
+	for _, n := range []string{b.login.Role, b.login.Schema} {
+		for _, sec := range append(secrets, b.table, "bravo") {
+			if strings.Contains(n, sec) {
+				t.Errorf("PostgreSQL name %q of tenant B embeds %q", n, sec)
+			}
+		}
+	}
+	// Rule oids, read as svc, so a tenant need not list pg_rewrite to try
+	// pg_get_ruledef on every view.
+	var ruleOids string
+	if err := db.pool.QueryRow(ctx, `SELECT array_agg(oid)::text FROM pg_rewrite`).Scan(&ruleOids); err != nil {
+		t.Fatal(err)
+	}
+	probes := []struct{ name, sql string }{
+		{"pg_views", `SELECT string_agg(schemaname || ' ' || viewname || ' ' || coalesce(definition, ''), E'\n') FROM pg_views`},
+		{"pg_get_viewdef", `SELECT string_agg(pg_get_viewdef(c.oid), E'\n') FROM pg_class c WHERE c.relkind = 'v'`},
+		{"pg_get_viewdef text", `SELECT string_agg(pg_get_viewdef(quote_ident(n.nspname) || '.' || quote_ident(c.relname), true), E'\n') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'v'`},
+		{"pg_rewrite", `SELECT string_agg(ev_action::text, E'\n') FROM pg_rewrite`},
+		{"pg_get_ruledef", `SELECT string_agg(pg_get_ruledef(x), E'\n') FROM unnest('` + ruleOids + `'::oid[]) x`},
+		{"pg_namespace", `SELECT string_agg(nspname::text, ' ') FROM pg_namespace`},
+		{"pg_roles", `SELECT string_agg(rolname || ' ' || coalesce(rolconfig::text, ''), E'\n') FROM pg_roles`},
+		{"pg_db_role_setting", `SELECT string_agg(setconfig::text, E'\n') FROM pg_db_role_setting`},
+		{"information_schema.views", `SELECT string_agg(table_schema || ' ' || table_name || ' ' || coalesce(view_definition, ''), E'\n') FROM information_schema.views`},
+		{"information_schema.tables", `SELECT string_agg(table_schema || ' ' || table_name, E'\n') FROM information_schema.tables`},
+		{"information_schema.columns", `SELECT string_agg(table_schema || ' ' || table_name || ' ' || column_name, E'\n') FROM information_schema.columns`},
+		{"information_schema.schemata", `SELECT string_agg(schema_name::text, ' ') FROM information_schema.schemata`},
+		{"information_schema.table_privileges", `SELECT string_agg(grantee || ' ' || table_schema || ' ' || table_name, E'\n') FROM information_schema.table_privileges`},
+		{"information_schema.view_table_usage", `SELECT string_agg(view_schema || ' ' || view_name || ' ' || table_name, E'\n') FROM information_schema.view_table_usage`},
+		{"information_schema.view_column_usage", `SELECT string_agg(view_name || ' ' || column_name, E'\n') FROM information_schema.view_column_usage`},
+	}
+	c := a.connect(t, "")
+	for _, p := range probes {
+		for _, via := range []string{"api", "login"} {
+			t.Run(p.name+"/"+via, func(t *testing.T) {
+				var text string
+				var err error
+				if via == "api" {
+					var out []string
+					out, err = a.apiQuery(ctx, s, p.sql)
+					text = strings.Join(out, "\n")
+				} else {
+					var got *string
+					err = c.QueryRow(ctx, p.sql).Scan(&got)
+					if got != nil {
+						text = *got
+					}
+				}
+				if err != nil {
+					// Refusing the whole catalogue entry is private too.
+					if sqlState(err) != "42501" {
+						t.Fatalf("%s: %v", p.name, err)
+					}
+					return
+				}
+				for _, sec := range secrets {
+					if strings.Contains(text, sec) {
+						t.Errorf("%s shows tenant B's %q to tenant A's role", p.name, sec)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSQLTenantLoginLimits (issue 23 item 6): with the issued
+// credentials a session that turns read-only off still cannot write
+// (temporary tables included), and a statement running past the limit
+// is cancelled by svc even when the session set statement_timeout = 0; a
+// transaction left idle past the limit is ended.
+func TestSQLTenantLoginLimits(t *testing.T) {
+	db := openTest(t)
+	const limit = time.Second
+	s := db.SQLSchemas(limit)
+	ctx := context.Background()
+	a := newSecTenant(t, s, "limits-tenant", "limq")
+	schema := pgx.Identifier{a.login.Schema}.Sanitize()
+
+	t.Run("read-only off cannot write", func(t *testing.T) {
+		c := a.connect(t, "")
+		for _, off := range []string{"SET default_transaction_read_only = off", "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE"} {
+			if _, err := c.Exec(ctx, off); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{
+				"CREATE TEMPORARY TABLE t (a int)",
+				"CREATE TEMPORARY VIEW v AS SELECT 1",
+				"CREATE TABLE pg_temp.t (a int)",
+				"CREATE TABLE public.t (a int)",
+				"CREATE TABLE " + schema + ".t (a int)",
+				"CREATE TABLE svc_sql.t (a int)",
+				"CREATE SCHEMA s",
+				"CREATE FUNCTION " + schema + ".f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+				"SELECT lo_create(0)",
+				"SELECT lo_creat(-1)",
+				"SELECT lo_from_bytea(0, 'x')",
+				"SELECT pg_notify('svc', 'x')",
+				"SELECT pg_logical_emit_message(true, 'svc', 'x')",
+			} {
+				_, err := c.Exec(ctx, w)
+				if sqlState(err) != "42501" {
+					t.Errorf("after %q, %q: %v, want permission denied (42501)", off, w, err)
+				}
+			}
+		}
+	})
+
+	t.Run("statement_timeout 0 is cancelled", func(t *testing.T) {
+		c := a.connect(t, "")
+		if _, err := c.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Exec(ctx, "SELECT pg_sleep(600)")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if sqlState(err) != "57014" {
+				t.Fatalf("long statement ended with %v, want cancelled (57014)", err)
+			}
+		case <-time.After(60 * time.Second):
+			// Unblock the goroutine before failing.
+			c.PgConn().CancelRequest(context.Background())
+			<-done
+			t.Fatal("a statement with statement_timeout = 0 ran 60 s past a 1 s limit")
+		}
+		var n int
+		if err := c.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("the session stays usable after the cancel: %v", err)
+		}
+	})
+
+	t.Run("idle transaction is ended", func(t *testing.T) {
+		c := a.connect(t, "")
+		if _, err := c.Exec(ctx, "SET idle_in_transaction_session_timeout = 0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "BEGIN; SELECT count(*) FROM "+pgx.Identifier{a.table}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		// The transaction holds a lock on svc's entities table; svc ends
+		// the session, which this read sees as the connection closing.
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		err := c.PgConn().WaitForNotification(wctx)
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a transaction idle past the limit stayed open: %v", err)
+		}
+	})
+
+	t.Run("session in another database is ended", func(t *testing.T) {
+		c := a.connect(t, "postgres")
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		err := c.PgConn().WaitForNotification(wctx)
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a session of the schema role in another database stayed open: %v", err)
+		}
+	})
+}
