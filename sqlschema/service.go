@@ -17,16 +17,16 @@ import (
 
 // Error codes of the SQL Schema API beyond the common catalogue.
 const (
-	// apierr.SQLNameClash: putDefault met duplicate table or field names (422).
-	// apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
-	// apierr.NotImplementedByBackend: the engine keeps configuration only (501).
-	// apierr.SQLTenantConnectionsBusy: the tenant's queries hold all the SQL
-	// connections it may have (429, Retry-After).
-	// apierr.SQLConnectionsBusy: svc's SQL connections are all in use (503,
-	// Retry-After).
-	// apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
-	// schemas already (409).
-	// apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
+// apierr.SQLNameClash: putDefault met duplicate table or field names (422).
+// apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
+// apierr.NotImplementedByBackend: the engine keeps configuration only (501).
+// apierr.SQLTenantConnectionsBusy: the tenant's queries hold all the SQL
+// connections it may have (429, Retry-After).
+// apierr.SQLConnectionsBusy: svc's SQL connections are all in use (503,
+// Retry-After).
+// apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
+// schemas already (409).
+// apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
 )
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
