@@ -15,8 +15,7 @@ import (
 	"svc/storage"
 )
 
-// Error codes of the SQL Schema API beyond the common catalogue.
-const (
+// Error codes of the SQL Schema API (entries of the platform/apierr catalogue):
 // apierr.SQLNameClash: putDefault met duplicate table or field names (422).
 // apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
 // apierr.NotImplementedByBackend: the engine keeps configuration only (501).
@@ -27,7 +26,6 @@ const (
 // apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
 // schemas already (409).
 // apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
-)
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
 const MaxSchemaNameLen = 1024
