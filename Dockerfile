@@ -1,17 +1,23 @@
 # svc container image: a static binary on a distroless base, run as a
 # non-root user. `svc help cluster` shows the 3-node compose file
 # (deploy/compose.yaml) that uses it.
-#   docker build -t svc .
+#   docker build -t svc \
+#     --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse --short HEAD)" \
+#     --build-arg BUILD_DATE="$(date -u +%Y-%m-%dT%H:%M:%SZ)" .
+# (`make image` passes the same three values `make build` stamps.)
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# `svc version` prints these; without them it says "dev (commit unknown)".
 ARG VERSION=dev
 ARG COMMIT=unknown
+ARG BUILD_DATE=unknown
 # CGO off: a static binary that needs no libc in the runtime image.
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.buildDate=${BUILD_DATE}" \
       -o /out/svc ./cmd/svc
 
 FROM gcr.io/distroless/static-debian12:nonroot

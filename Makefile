@@ -7,13 +7,18 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export SVC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 
-.PHONY: run build test test-deps bench fuzz lint generate clean
+.PHONY: run build image test test-deps bench fuzz lint generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/svc ./cmd/svc
 
 run: build
 	./bin/svc
+
+# The container image, stamped like `make build` (Dockerfile); needs a
+# container engine that can pull the base images.
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE) -t svc:$(VERSION) .
 
 # Every test, with the race detector, after `make lint` (so CI, which runs
 # `make test`, enforces gofmt, vet, golangci-lint with the layer rules, a

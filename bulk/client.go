@@ -195,3 +195,32 @@ func retryable(err error) bool {
 	}
 	return strings.Contains(err.Error(), "connection refused")
 }
+
+// CheckAuth makes one authenticated request (GET /account) before any
+// work, so missing or refused credentials fail once with what to give
+// instead of on whichever batch comes first (issue 26). Mock mode and a
+// valid token pass; a 401 names the flags.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	resp, err := c.Do(ctx, "GET", "/account", nil, "")
+	if err == nil {
+		resp.Body.Close()
+		return nil
+	}
+	var ae *APIError
+	if !errors.As(err, &ae) && c.ClientID != "" && strings.Contains(err.Error(), "token endpoint answered") {
+		return fmt.Errorf("svc at %s did not issue a token for --client-id %s and --client-secret (SVC_CLI_CLIENT_ID, SVC_CLI_CLIENT_SECRET): %w", c.URL, c.ClientID, err)
+	}
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		if errors.As(err, &ae) {
+			return fmt.Errorf("checking credentials at %s/account: %w", c.URL, err)
+		}
+		return fmt.Errorf("reaching svc at %s: %w", c.URL, err)
+	}
+	if c.Token == "" && c.ClientID == "" {
+		return fmt.Errorf("svc at %s needs credentials (401 %s): give --token (or SVC_CLI_TOKEN), or --client-id and --client-secret (or SVC_CLI_CLIENT_ID and SVC_CLI_CLIENT_SECRET) of a machine client", c.URL, ae.Detail)
+	}
+	if c.Token != "" {
+		return fmt.Errorf("svc at %s refused the token of --token / SVC_CLI_TOKEN (401 %s): it is expired, revoked or not signed by svc", c.URL, ae.Detail)
+	}
+	return fmt.Errorf("svc at %s refused the token issued to --client-id %s (401 %s)", c.URL, c.ClientID, ae.Detail)
+}

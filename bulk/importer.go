@@ -104,6 +104,10 @@ type batch struct {
 	lo    int   // first document ordinal in the source
 	lines []int // source line of each document
 	body  bytes.Buffer
+	// span is the input bytes the batch stands for (its documents and
+	// any skipped or blank lines before them), counted as done when the
+	// batch commits.
+	span int64
 }
 
 // Import streams the sources to svc's NDJSON create, Connections requests
@@ -134,16 +138,12 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (*ImportResult, err
 	}
 
 	res := &ImportResult{}
-	var consumedDone atomic.Int64
-	var current atomic.Pointer[Reader]
+	// done counts the input bytes of committed batches (and of skipped
+	// lines no batch follows): the progress percentage is of documents
+	// svc committed, not of bytes read ahead of the requests in flight.
+	var done atomic.Int64
 	if p := o.Progress; p != nil {
-		p.Bytes = func() int64 {
-			n := consumedDone.Load()
-			if r := current.Load(); r != nil {
-				n += r.Consumed()
-			}
-			return n
-		}
+		p.Bytes = done.Load
 		p.Start()
 	}
 
@@ -191,6 +191,7 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (*ImportResult, err
 					continue
 				}
 				cp.Mark(b.path, b.lo, b.lo+n)
+				done.Add(b.span)
 				atomic.AddInt64(&res.Created, int64(n))
 				if o.Progress != nil {
 					o.Progress.Docs.Add(int64(n))
@@ -218,7 +219,7 @@ func Import(ctx context.Context, c *Client, o ImportOptions) (*ImportResult, err
 		}
 	}()
 
-	readErr := produce(ctx, o, cp, stop, batches, &current, &consumedDone, &res.Skipped)
+	readErr := produce(ctx, o, cp, stop, batches, &done, &res.Skipped)
 	close(batches)
 	wg.Wait()
 	halt()
@@ -263,18 +264,20 @@ func openCheckpoint(path string, m ModelRef) (*Checkpoint, error) {
 // produce reads the sources in order into batches; it stops early on
 // cancellation or when a worker failed.
 func produce(ctx context.Context, o ImportOptions, cp *Checkpoint, stop <-chan struct{}, out chan<- *batch,
-	current *atomic.Pointer[Reader], consumedDone *atomic.Int64, skipped *int64) error {
+	done *atomic.Int64, skipped *int64) error {
 	for si, s := range o.Sources {
 		r, err := Open(s, o.Stdin)
 		if err != nil {
 			return err
 		}
-		current.Store(r)
 		var b *batch
+		var mark int64 // r.Consumed() at the last batch handed out
 		flush := func() bool {
 			if b == nil {
 				return true
 			}
+			now := r.Consumed()
+			b.span, mark = now-mark, now
 			select {
 			case out <- b:
 				b = nil
@@ -326,8 +329,10 @@ func produce(ctx context.Context, o ImportOptions, cp *Checkpoint, stop <-chan s
 			}
 		}
 		ok := flush()
-		consumedDone.Add(r.Consumed())
-		current.Store(nil)
+		if ok {
+			// Skipped or blank lines after the last batch.
+			done.Add(r.Consumed() - mark)
+		}
 		r.Close()
 		if !ok {
 			return nil

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 )
@@ -224,5 +225,41 @@ func TestImportShortCommitIsAnError(t *testing.T) {
 		if _, err := Import(context.Background(), &Client{URL: srv.URL}, ImportOptions{Sources: []Source{src}, Batch: b}); err == nil {
 			t.Errorf("batch %d accepted", b)
 		}
+	}
+}
+
+// TestImportProgressCountsCommittedDocuments (issue 26): the progress
+// figure is of documents svc committed, not of bytes read ahead of the
+// requests in flight. While svc holds the first request, nothing is done;
+// after the import, all of the file is.
+func TestImportProgressCountsCommittedDocuments(t *testing.T) {
+	f := &fakeSvc{seen: map[int]int{}}
+	arrived, release := make(chan struct{}, 100), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		f.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	src := seqFile(t, dir, "a.ndjson", 1, 100)
+	p := &Progress{Verb: "import", Total: src.Size, Out: io.Discard, Interval: time.Hour}
+	o := ImportOptions{Model: ModelRef{"orders", 1}, Sources: []Source{src}, Batch: 10, Connections: 1,
+		Checkpoint: filepath.Join(dir, "cp"), Progress: p}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Import(context.Background(), &Client{URL: srv.URL + "/api"}, o)
+		done <- err
+	}()
+	<-arrived
+	if n := p.Bytes(); n != 0 {
+		t.Errorf("%d bytes counted done while svc has committed nothing", n)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Bytes(); n != src.Size {
+		t.Errorf("%d bytes done after the import, want the file's %d", n, src.Size)
 	}
 }

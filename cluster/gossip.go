@@ -72,6 +72,9 @@ type Gossip struct {
 	left   bool
 	// sends are Publish's sends in flight; Close waits for them.
 	sends sync.WaitGroup
+	// rejoin is the founder's background join (rejoin.go); Close stops
+	// it and waits for it.
+	rejoin rejoinLoop
 }
 
 // JoinGossip starts memberlist on cfg.BindAddr and joins the cluster
@@ -127,21 +130,25 @@ func JoinGossip(ctx context.Context, cfg GossipConfig) (*Gossip, error) {
 	return g, nil
 }
 
-// seeds are the configured seeds less this node's own bind address (an
-// exact host:port comparison: with a 0.0.0.0 bind nothing is removed).
-func (g *Gossip) seeds() []string {
-	var out []string
+// seeds are the configured seeds less this node's own address, and
+// whether the list named this node (isSelf: the bind address itself, or
+// the bind port on an address of this machine).
+func (g *Gossip) seeds(ctx context.Context) (others []string, namedSelf bool) {
 	for _, s := range g.cfg.Seeds {
 		s = strings.TrimSpace(s)
-		if s != "" && s != g.cfg.BindAddr {
-			out = append(out, s)
+		switch {
+		case s == "":
+		case isSelf(ctx, s, g.cfg.BindAddr):
+			namedSelf = true
+		default:
+			others = append(others, s)
 		}
 	}
-	return out
+	return others, namedSelf
 }
 
 func (g *Gossip) join(ctx context.Context) error {
-	seeds := g.seeds()
+	seeds, namedSelf := g.seeds(ctx)
 	if len(seeds) == 0 {
 		g.log.Info("no seeds configured, proceeding as cluster of one", "node", g.cfg.NodeID)
 		return nil
@@ -156,6 +163,16 @@ func (g *Gossip) join(ctx context.Context) error {
 		}
 		if err == nil {
 			err = errors.New("no seed answered")
+		}
+		if namedSelf {
+			// A node its own seed list names may found the cluster: no
+			// other seed is up, so it serves as a cluster of one at once
+			// and keeps joining the other seeds in the background; the
+			// others join it as they start (docs/decisions/0026-cluster.md).
+			g.log.Info("no other seed answered; serving as the first node of the cluster, the others join as they start",
+				"node", g.cfg.NodeID, "seeds", strings.Join(seeds, ","))
+			g.rejoin.start(g, seeds)
+			return nil
 		}
 		wait := min(backoff, time.Until(deadline))
 		if wait <= 0 {
@@ -340,6 +357,7 @@ func (g *Gossip) Close() {
 	if already {
 		return
 	}
+	g.rejoin.stop()
 	g.sends.Wait()
 	if err := g.ml.Leave(2 * time.Second); err != nil {
 		g.log.Debug("cluster: leave", "error", err)
@@ -348,6 +366,7 @@ func (g *Gossip) Close() {
 }
 
 func (g *Gossip) shutdown() {
+	g.rejoin.stop()
 	if err := g.ml.Shutdown(); err != nil {
 		g.log.Debug("cluster: memberlist shutdown", "error", err)
 	}

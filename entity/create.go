@@ -144,7 +144,16 @@ type newItem struct {
 // Item errors are numbered from base within the request; base < 0 leaves
 // them unnumbered (single-model create).
 func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, base int) (Chunk, error) {
-	prefix := base >= 0
+	// prefix: find the refused item and name it (base >= 0: "item N: " in
+	// the message; locateItem: an *itemAt the caller maps to its own
+	// numbering, an NDJSON line).
+	prefix := base >= 0 || base == locateItem
+	wrap := func(k int, err error) error {
+		if base == locateItem {
+			return &itemAt{index: k, err: err}
+		}
+		return itemErr(base+k, err)
+	}
 	// Admit per model, all documents of a model at once; on failure find
 	// the first offending item so the error can name it.
 	for i := 0; i < len(items); {
@@ -162,21 +171,21 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 			// of those before it although the chunk is refused.
 			var doc interface{ DocIndex() int }
 			if errors.As(err, &doc) && doc.DocIndex() >= 0 && doc.DocIndex() < j-i {
-				return Chunk{}, itemErr(base+i+doc.DocIndex(), err)
+				return Chunk{}, wrap(i+doc.DocIndex(), err)
 			}
 			for k := i; k < j; k++ {
 				if e := s.gate.Admit(ctx, a.Tenant, items[k].model.Key, docs[k-i:k-i+1]); e != nil {
-					return Chunk{}, itemErr(base+k, e)
+					return Chunk{}, wrap(k, e)
 				}
 			}
-			return Chunk{}, itemErr(base+i, err)
+			return Chunk{}, wrap(i, err)
 		}
 		i = j
 	}
 	for i, it := range items {
 		if err := s.checkKeys(it.model, it.data); err != nil {
 			if prefix {
-				err = itemErr(base+i, err)
+				err = wrap(i, err)
 			}
 			return Chunk{}, err
 		}
@@ -207,7 +216,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		st, err := s.onCreate(ictx, a.Tenant, it.model, ids[i], txID, it.data)
 		if err != nil {
 			if prefix {
-				err = itemErr(base+i, err)
+				err = wrap(i, err)
 			}
 			return Chunk{}, err
 		}
@@ -225,7 +234,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		tx.Writes[i] = storage.Write{ID: ids[i], Model: it.model.Key, State: st.State, Data: st.Data, Transition: "loopback"}
 		if err := s.keyWrite(it.model, &tx.Writes[i]); err != nil {
 			if prefix {
-				err = itemErr(base+i, err)
+				err = wrap(i, err)
 			}
 			return Chunk{}, err
 		}

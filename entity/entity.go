@@ -236,6 +236,20 @@ func AsAPI(err error) *apierr.Error {
 }
 
 // itemErr prefixes a per-item failure with its index in the request.
+// locateItem is commitCreates' base for a caller that numbers the items
+// itself: a refused item's error is an *itemAt.
+const locateItem = -2
+
+// itemAt is the error of the item at index (0-based within the call) of
+// commitCreates; it unwraps to the item's own error.
+type itemAt struct {
+	index int
+	err   error
+}
+
+func (e *itemAt) Error() string { return e.err.Error() }
+func (e *itemAt) Unwrap() error { return e.err }
+
 func itemErr(i int, err error) error {
 	e, ok := apierr.As(err)
 	if !ok {

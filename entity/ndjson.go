@@ -79,8 +79,16 @@ func (s *Service) CreateStream(ctx context.Context, a Actor, key storage.ModelKe
 			for i, d := range ch.docs {
 				items[i] = newItem{model: m, data: d}
 			}
-			c, err := s.commitCreates(ctx, a, items, -1)
+			c, err := s.commitCreates(ctx, a, items, locateItem)
 			if err != nil {
+				// A refused document names its own line; a workflow or
+				// storage failure names the chunk's.
+				var at *itemAt
+				if errors.As(err, &at) && at.index >= 0 && at.index < len(ch.lines) {
+					line := ch.lines[at.index]
+					res.Err, res.ErrLine = atLine(AsAPI(err), line), line
+					return res, nil
+				}
 				res.Err, res.ErrLine = AsAPI(err), ch.lines[0]
 				if len(ch.lines) > 1 {
 					// A workflow or storage failure belongs to the chunk,
@@ -124,6 +132,15 @@ func streamErr(err error) *apierr.Error {
 		return le.err
 	}
 	return apierr.New(apierr.BadRequest, "reading the request body: "+err.Error())
+}
+
+// atLine names line in a refused document's error: the message starts
+// "line N: " and the properties carry line.
+func atLine(e *apierr.Error, line int) *apierr.Error {
+	c := *e
+	c.Message = "line " + strconv.Itoa(line) + ": " + e.Message
+	c.Props = append(append([]apierr.Prop(nil), e.Props...), apierr.P("line", line))
+	return &c
 }
 
 func withChunkLines(e *apierr.Error, first, last int) *apierr.Error {

@@ -13,6 +13,7 @@ type areaBinder func(s *Server) map[string]fasthttp.RequestHandler
 func areas() []areaBinder {
 	return []areaBinder{
 		accountHandlers,
+		adminSwitchHandlers,
 		auditHandlers,
 		changeFeedHandlers,
 		clientHandlers,

@@ -223,8 +223,12 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 		memberOK, member = s.deps.Membership()
 	}
 	db := "database: reachable"
-	if !dbOK {
+	switch {
+	case !dbOK:
 		db = "database: unreachable"
+	case s.cfg.StorageBackend == "memory":
+		// No database to reach: say what holds the data instead.
+		db = "storage: memory (no database)"
 	}
 	status := "ready"
 	if s.draining.Load() || !dbOK || !memberOK {

@@ -295,7 +295,21 @@ func TestAdminListener(t *testing.T) {
 	}
 	ctx.Response.Reset()
 	gone.adminHandler()(&ctx)
-	if ctx.Response.StatusCode() != 503 || string(ctx.Response.Body()) != "not ready\ndatabase: reachable\nmembership: left the cluster\n" {
+	if ctx.Response.StatusCode() != 503 || string(ctx.Response.Body()) != "not ready\nstorage: memory (no database)\nmembership: left the cluster\n" {
 		t.Errorf("readyz with membership down: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+
+	// The memory engine has no database to call reachable (issue 26); a
+	// database engine's line says it was reached.
+	pg := config.Defaults()
+	pg.StorageBackend = "postgres"
+	up, err := New(pg, Deps{Ready: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.Response.Reset()
+	up.adminHandler()(&ctx)
+	if string(ctx.Response.Body()) != "ready\ndatabase: reachable\nmembership: single node\n" {
+		t.Errorf("readyz on postgres: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 }

@@ -95,6 +95,27 @@ func TestNDJSONStream(t *testing.T) {
 				}
 			})
 
+			t.Run("a refused document names its own line", func(t *testing.T) {
+				// Issue 26: the line was the chunk's first (1 for a bad
+				// third line), in the problem and so in svc import.
+				env.lockedModel("A", "bad3", 1, `{"n":1,"s":"x"}`)
+				body := "{\"n\":1,\"s\":\"a\"}\n\n{\"n\":\"three\",\"s\":\"c\"}\n{\"n\":4,\"s\":\"d\"}\n"
+				r := env.stream("A", "/entity/ndjson/bad3/1?transactionWindow=10", strings.NewReader(body))
+				if r.status != 400 {
+					t.Fatalf("status %d: %s", r.status, r.body)
+				}
+				var pr struct {
+					Detail     string         `json:"detail"`
+					Properties map[string]any `json:"properties"`
+				}
+				if err := json.Unmarshal(r.body, &pr); err != nil {
+					t.Fatal(err)
+				}
+				if pr.Properties["line"] != float64(3) || !strings.Contains(pr.Detail, "line 3: ") || pr.Properties["entitiesCreated"] != float64(0) {
+					t.Fatalf("problem %s, want line 3", r.body)
+				}
+			})
+
 			t.Run("model rules of collection create", func(t *testing.T) {
 				env.call("A", "POST", "/model/import/JSON/SAMPLE_DATA/open/1", []byte(`{"n":1}`)).ok(t)
 				env.stream("A", "/entity/ndjson/open/1", strings.NewReader(`{"n":2}`+"\n")).problem(t, 409, "MODEL_NOT_LOCKED")

@@ -667,7 +667,8 @@ func opDocTable() map[string]opDoc {
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
 			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
-				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
+				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
 		},
 		"deleteSchemaByName": {
 			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
@@ -682,8 +683,9 @@ func opDocTable() map[string]opDoc {
 			ok: okJSON("All schemas.", arr(ref("SqlSchema"), "")),
 		},
 		"putSchema": {
-			ok:   okJSON("The schema.", ref("SqlSchema")),
-			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas.")},
+			ok: okJSON("The schema.", ref("SqlSchema")),
+			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),

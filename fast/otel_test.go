@@ -13,9 +13,10 @@ import (
 
 // TestHTTPSpansReachAnOTLPReceiver: with telemetry on, each request is a
 // server span named by method and route template that continues the
-// caller's traceparent, and the request-duration metric is exported.
+// caller's traceparent, and the request-duration metric is exported. Not
+// parallel: the collector's endpoint reaches telemetry through the
+// environment (t.Setenv) and telemetry sets OpenTelemetry's global providers.
 func TestHTTPSpansReachAnOTLPReceiver(t *testing.T) {
-	t.Parallel()
 	col := otlptest.Start(t)
 	col.Env(t)
 	tel, err := telemetry.Start(context.Background(), "9.9.9-test")

@@ -13,13 +13,14 @@ func extensionRoutes() []Route {
 	rs = append(rs, streamDataExtRoutes()...)
 	rs = append(rs, searchCompatRoutes()...)
 	rs = append(rs, oauthExtensionRoutes()...)
+	rs = append(rs, adminSwitchRoutes()...)
 	rs = append(rs, changeFeedExtRoutes()...)
 	return rs
 }
 
 // extensionDocs are the OpenAPI docs of extensionRoutes, one map per area.
 func extensionDocs() []map[string]opDoc {
-	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs(), searchCompatDocs(), oauthExtensionDocs(), changeFeedExtDocs()}
+	return []map[string]opDoc{ndjsonDocs(), sqlExtensionDocs(), streamDataExtDocs(), searchCompatDocs(), oauthExtensionDocs(), adminSwitchDocs(), changeFeedExtDocs()}
 }
 
 // extensionDescription prefixes an extension operation's description.

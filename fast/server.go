@@ -24,6 +24,7 @@ import (
 	"svc/iam/federation"
 	"svc/model"
 	"svc/platform/config"
+	"svc/platform/switches"
 	"svc/platform/telemetry"
 	"svc/platform/throttle"
 	"svc/search"
@@ -100,6 +101,12 @@ type Deps struct {
 	// Pool snapshots the storage connection pool for /metrics; nil (the
 	// memory engine) exports no pool metrics.
 	Pool func() storage.PoolStats
+	// Switches are the node's log level and trace sampler
+	// ({ctx}/admin/log-level, {ctx}/admin/trace-sampler); nil leaves those
+	// routes at 501. SwitchBus carries scope=cluster changes to the other
+	// nodes; nil applies them to this node only.
+	Switches  *switches.Switches
+	SwitchBus *switches.Cluster
 	// Changes and ChangeHub are the change feed (/subscriptions,
 	// /changes); nil leaves them at 501.
 	Changes   *changefeed.Service

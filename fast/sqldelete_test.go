@@ -35,11 +35,16 @@ func (e *sqlEnv) login(t *testing.T, tenant, schema string) (*pgx.Conn, storage.
 // TestSQLSchemaDeleteInUse (issue 23 item 7): deleting a schema whose role
 // has live sessions ends them and deletes (even one inside a transaction
 // that read a view, whose lock made DROP SCHEMA wait out the statement
-// timeout and answer 500); one whose role owns an object (a large object
-// a direct login made after turning read-only off) answers 409
-// SQL_SCHEMA_IN_USE naming it and keeps the schema, and deletes once the
-// object is gone. Before the fix the first case answered 500 after the
-// statement timeout and the last 500 at once.
+// timeout and answer 500); one whose role owns an object (a large object)
+// answers 409 SQL_SCHEMA_IN_USE naming it and keeps the schema, and
+// deletes once the object is gone. Before the fix the first case hung
+// until the statement timeout, the idle session outlived the schema, and
+// the owned object gave 500.
+//
+// Since docs/decisions/0033-sql-tenant-isolation.md a tenant role cannot
+// create a large object itself (even with read-only turned off); the test
+// then makes one and gives it to the role, as objects made before that
+// hardening, or by an administrator, still are.
 func TestSQLSchemaDeleteInUse(t *testing.T) {
 	t.Parallel()
 	env := newSQLEnv(t, "postgres")

@@ -45,7 +45,7 @@ func sqlExtensionDocs() map[string]opDoc {
 			body: jsonBody("The statement.", obj("", Map{
 				"schemaName": Map{"type": "string", "minLength": 1, "maxLength": 1024},
 				"sql":        str("One SQL statement (no parameters)."),
-				"pointTime":  Map{"type": "string", "format": "date-time", "description": "Read as of this instant."},
+				"pointTime":  Map{"type": "string", "format": "date-time", "description": "Read as of this instant (RFC 3339)." + instantRangeDoc},
 			}, "schemaName", "sql"), true),
 			ok: Map{
 				"description": "Rows (application/x-ndjson, or text/csv).",

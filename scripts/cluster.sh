@@ -6,8 +6,11 @@
 #   scripts/cluster.sh [N]        (default 3)
 #
 # Environment:
-#   SVC_POSTGRES_URL    database of the cluster (default: the local server's
-#                       "postgres" database, sslmode=disable)
+#   SVC_POSTGRES_URL    database of the cluster (default: the database
+#                       "svc_cluster" of the local server, sslmode=disable,
+#                       created with psql when it does not exist; svc's
+#                       tables never go into the "postgres" maintenance
+#                       database)
 #   SVC_HMAC_SECRET     64 hex characters shared by the nodes (default: a
 #                       fresh random one for this run)
 #   CLUSTER_BASE_PORT   node i (1..N) listens on HTTP BASE+i, gRPC BASE+100+i,
@@ -24,7 +27,17 @@ if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
 fi
 base=${CLUSTER_BASE_PORT:-18000}
 dir=${CLUSTER_DIR:-.cluster}
-url=${SVC_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+url=${SVC_POSTGRES_URL:-}
+if [[ -z $url ]]; then
+  url=postgres://postgres@127.0.0.1:5432/svc_cluster?sslmode=disable
+  maint=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+  if ! psql "$maint" -tAc "SELECT 1 FROM pg_database WHERE datname = 'svc_cluster'" 2>/dev/null | grep -q 1; then
+    psql "$maint" -qc "CREATE DATABASE svc_cluster" || {
+      echo "cannot create database svc_cluster; create one for svc and set SVC_POSTGRES_URL" >&2
+      exit 1
+    }
+  fi
+fi
 secret=${SVC_HMAC_SECRET:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}
 bin=${SVC_BIN:-}
 if [[ -z $bin ]]; then
@@ -46,7 +59,8 @@ trap stop INT TERM EXIT
 seed="127.0.0.1:$((base + 301))"
 for i in $(seq 1 "$n"); do
   http=$((base + i)) grpc=$((base + 100 + i)) admin=$((base + 200 + i)) gossip=$((base + 300 + i))
-  SVC_STORAGE_BACKEND=postgres SVC_POSTGRES_URL="$url" \
+  # SVC_BIN is the script's own, no setting of svc: the nodes never see it.
+  env -u SVC_BIN SVC_STORAGE_BACKEND=postgres SVC_POSTGRES_URL="$url" \
     SVC_CLUSTER_ENABLED=true SVC_NODE_ID="node-$i" SVC_HMAC_SECRET="$secret" \
     SVC_NODE_ADDR="http://127.0.0.1:$http" SVC_GRPC_NODE_ADDR="127.0.0.1:$grpc" \
     SVC_GOSSIP_ADDR="127.0.0.1:$gossip" SVC_SEED_NODES="$seed" \

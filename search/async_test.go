@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"svc/internal/await"
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
@@ -57,20 +58,13 @@ var allReq = &AsyncRequest{Tenant: "A", Model: storage.ModelKey{Name: "m", Versi
 
 func waitStatus(t *testing.T, s *Service, id [16]byte, want string) *storage.SearchJob {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return await.Value(t, await.Long, func() (*storage.SearchJob, bool) {
 		st, err := s.JobStatus(context.Background(), "A", id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Job.Status == want {
-			return st.Job
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job status %s, want %s", st.Job.Status, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return st.Job, st.Job.Status == want
+	}, "job status %s", want)
 }
 
 func code(err error) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -26,6 +27,8 @@ import (
 // apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
 // schemas already (409).
 // apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
+// apierr.SQLRoleRightsNotRevoked: the database still grants PUBLIC rights a
+// schema role must not hold (503).
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
 const MaxSchemaNameLen = 1024
@@ -225,6 +228,10 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 	}
 	rec := &storage.SQLSchema{Tenant: tenant, ID: newID(), Name: name, Tables: raw}
 	if err := s.schemas.SaveSQLSchema(ctx, rec, Views(tables, keys)); err != nil {
+		var re *storage.SQLRightsError
+		if errors.As(err, &re) {
+			return nil, rightsNotRevoked(re)
+		}
 		return nil, fmt.Errorf("saving SQL schema %q: %w", name, err)
 	}
 	if isNew && s.maxSchemas > 0 {
@@ -243,6 +250,15 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 		}
 	}
 	return rec, nil
+}
+
+// rightsNotRevoked is the answer when svc's database still grants PUBLIC
+// what a schema role must not hold (docs/decisions/0033-sql-tenant-isolation.md):
+// nothing was saved, and only an operator can fix it.
+func rightsNotRevoked(re *storage.SQLRightsError) error {
+	return apierr.New(apierr.SQLRoleRightsNotRevoked, "SQL access is refused: in svc's database PUBLIC still holds "+strings.Join(re.Left, ", ")+
+		"; an operator must apply "+strings.Join(re.Migrations, " and ")+" as a PostgreSQL superuser (svc's role was not one when it migrated), then save again",
+		apierr.P("left", re.Left), apierr.P("migrations", re.Migrations))
 }
 
 func (s *Service) schemaLimit() error {

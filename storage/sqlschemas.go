@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -67,6 +68,20 @@ type SQLQuery struct {
 	// PointTime, when set, reads every view as of that instant.
 	PointTime *time.Time
 	Timeout   time.Duration
+}
+
+// SQLRightsError: PUBLIC still holds, in svc's database, rights a SQL
+// schema role must not have (the revocations of migrations 0034 and 0035
+// only take effect when run by a superuser), so SQL access is refused.
+// Left names each right; Migrations the files to apply.
+type SQLRightsError struct {
+	Left       []string
+	Migrations []string
+}
+
+func (e *SQLRightsError) Error() string {
+	return "storage: refusing SQL access: PUBLIC still holds " + strings.Join(e.Left, ", ") +
+		" in this database; apply " + strings.Join(e.Migrations, " and ") + " as a superuser"
 }
 
 // SQLCursor is an open query result. Next returns the next row (nil at

@@ -63,6 +63,16 @@ func (f *bulkFlags) newProgress(verb string) (*bulk.Progress, error) {
 	return p, nil
 }
 
+// authenticated checks the credentials once before any work
+// (bulk.Client.CheckAuth) and prints what is wrong, naming the flags.
+func authenticated(ctx context.Context, c *bulk.Client, stderr io.Writer, cmd string) bool {
+	if err := c.CheckAuth(ctx); err != nil {
+		fmt.Fprintln(stderr, cmd+":", err)
+		return false
+	}
+	return true
+}
+
 // interruptible is a context that SIGINT and SIGTERM cancel.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,7 +89,7 @@ func importCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	checkpoint := fs.String("checkpoint", "", "resume file: records committed documents; rerun with the same file to resume")
 	createModel := fs.Bool("create-model", false, "infer the model from the first --sample documents and lock it, unless it is locked")
 	sample := fs.Int("sample", 100, "documents --create-model infers the model from")
-	restore := fs.String("restore", "", "restore a directory written by `svc export --all` (models, workflows, entities)")
+	restore := fs.String("restore", "", "restore `DIR`, a directory written by svc export --all (models, workflows, entities)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svc import --model NAME/VERSION [flags] [FILE|DIR|- ...]\n       svc import --restore DIR [flags]\n\n"+
 			"Reads NDJSON or JSON-array files (.gz too), directories of them, or standard input, and creates one entity per document.")
@@ -103,6 +113,9 @@ func importCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	if *restore != "" {
+		if !authenticated(ctx, c, stderr, "svc import") {
+			return 1
+		}
 		man, err := bulk.Restore(ctx, c, bulk.RestoreOptions{Dir: *restore, Connections: *conns, Checkpoint: *checkpoint, Progress: progress("restore")})
 		if err != nil {
 			return bulkFailure(stderr, "svc import", err, *checkpoint)
@@ -121,6 +134,9 @@ func importCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	srcs, err := bulk.Sources(fs.Args())
 	if err != nil {
 		fmt.Fprintln(stderr, "svc import:", err)
+		return 1
+	}
+	if !authenticated(ctx, c, stderr, "svc import") {
 		return 1
 	}
 	p, _ := f.newProgress("import")
@@ -188,6 +204,9 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "svc export: --all needs -o DIR")
 			return 2
 		}
+		if !authenticated(ctx, c, stderr, "svc export") {
+			return 1
+		}
 		man, err := bulk.ExportAll(ctx, c, *out, func(m bulk.ModelRef) *bulk.Progress {
 			p, _ := f.newProgress("export " + m.String())
 			return p
@@ -202,6 +221,9 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "svc export:", err)
 		return 2
+	}
+	if !authenticated(ctx, c, stderr, "svc export") {
+		return 1
 	}
 	w := stdout
 	var file *os.File

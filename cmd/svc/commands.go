@@ -16,6 +16,8 @@ var commands = []struct{ name, what string }{
 	{"init", "write ~/.config/svc/svc.env selecting the SQLite backend, every other variable at its default"},
 	{"migrate", "apply the storage backend's migrations (PostgreSQL or SQLite) and exit"},
 	{"backup --to FILE", "copy the SQLite database, online, to FILE (PostgreSQL: use pg_dump)"},
+	{"import", "stream NDJSON or JSON-array files into a running svc (resumable; --restore DIR for an export --all)"},
+	{"export", "stream a model's entities as NDJSON, or --all -o DIR a tenant's models, workflows and entities"},
 }
 
 func writeCommands(w io.Writer) error {

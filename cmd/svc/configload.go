@@ -22,3 +22,12 @@ func loadConfig(stderr io.Writer) (cfg *config.Config, ok bool) {
 	}
 	return cfg, true
 }
+
+// warnUnknown prints the unknown-variable warnings of the configuration
+// for a command that does not load it (version, init, import, export), as
+// loadConfig prints them for the others.
+func warnUnknown(stderr io.Writer) {
+	for _, w := range config.UnknownWarnings(config.OSSource()) {
+		fmt.Fprintf(stderr, "svc: warning: %s\n", w)
+	}
+}

@@ -22,6 +22,20 @@ func TestDeployArtefacts(t *testing.T) {
 	if n := len(regexp.MustCompile(`(?m)^FROM `).FindAllString(d, -1)); n < 2 {
 		t.Errorf("Dockerfile has %d stages, want a multi-stage build", n)
 	}
+	// The build stamps what `svc version` prints (issue 26: the image
+	// said "dev (commit unknown)").
+	for _, want := range []string{"ARG VERSION", "ARG COMMIT", "ARG BUILD_DATE", "-X main.version=${VERSION}", "-X main.commit=${COMMIT}", "-X main.buildDate=${BUILD_DATE}"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "--build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE)") {
+		t.Error("make image does not pass the build stamp")
+	}
 	for _, want := range []string{"CGO_ENABLED=0", "COPY --from=build", "USER 65532:65532", `CMD ["/svc", "health"]`, `ENTRYPOINT ["/svc"]`} {
 		if !strings.Contains(d, want) {
 			t.Errorf("Dockerfile lacks %q", want)

@@ -113,10 +113,49 @@ func TestHelpListsCommandsFirst(t *testing.T) {
 	if !strings.HasPrefix(out, "usage: svc [command]") || topics < 0 {
 		t.Fatalf("svc help starts %.200q", out)
 	}
+	// Every command run dispatches is listed (issue 26: import and export
+	// were missing).
+	listed := map[string]bool{}
+	for _, c := range commands {
+		name, _, _ := strings.Cut(c.name, " ")
+		listed[name] = true
+	}
+	for _, name := range []string{"serve", "version", "help", "health", "init", "migrate", "backup", "import", "export"} {
+		if !listed[name] {
+			t.Errorf("svc help does not list %s", name)
+		}
+	}
 	for _, c := range commands {
 		name, _, _ := strings.Cut(c.name, " ")
 		if i := strings.Index(out, "  "+name+" "); i < 0 || i > topics {
 			t.Errorf("command %s not listed before the topics", name)
 		}
+	}
+}
+
+// TestImportUsageRendersFlagNames: the flag package turns a back-quoted
+// word of a usage string into the flag's argument name; `svc import -h`
+// printed "-restore svc export --all" (issue 26).
+func TestImportUsageRendersFlagNames(t *testing.T) {
+	for _, cmd := range []func([]string, *strings.Builder) int{
+		func(a []string, w *strings.Builder) int { return importCmd(a, strings.NewReader(""), w, w) },
+		func(a []string, w *strings.Builder) int { return exportCmd(a, w, w) },
+	} {
+		var out strings.Builder
+		cmd([]string{"-h"}, &out)
+		s := out.String()
+		if strings.Contains(s, "-restore svc") || strings.Contains(s, "svc export --all`") {
+			t.Errorf("usage renders a sentence as an argument name:\n%s", s)
+		}
+		for _, line := range strings.Split(s, "\n") {
+			if f, ok := strings.CutPrefix(strings.TrimSpace(line), "-"); ok && strings.Count(f, " ") > 1 && !strings.Contains(line, "\t") {
+				t.Errorf("flag line %q: more than a name and an argument", line)
+			}
+		}
+	}
+	var out strings.Builder
+	importCmd([]string{"-h"}, strings.NewReader(""), &out, &out)
+	if !strings.Contains(out.String(), "-restore DIR") {
+		t.Errorf("svc import -h lacks -restore DIR:\n%s", out.String())
 	}
 }

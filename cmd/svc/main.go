@@ -28,6 +28,7 @@ func run(args []string) int {
 	case "serve":
 		return serve()
 	case "version", "--version", "-v":
+		warnUnknown(os.Stderr)
 		fmt.Printf("svc version %s (commit %s, built %s)\n", version, commit, buildDate)
 		return 0
 	case "help", "--help", "-h":
@@ -35,14 +36,17 @@ func run(args []string) int {
 	case "health":
 		return health()
 	case "init":
+		warnUnknown(os.Stderr)
 		return initCmd(args)
 	case "migrate":
 		return migrate()
 	case "backup":
 		return backupCmd(args, os.Stdout, os.Stderr)
 	case "import":
+		warnUnknown(os.Stderr)
 		return importCmd(args, os.Stdin, os.Stdout, os.Stderr)
 	case "export":
+		warnUnknown(os.Stderr)
 		return exportCmd(args, os.Stdout, os.Stderr)
 	default:
 		fmt.Fprintf(os.Stderr, "svc: unknown command %q; try `svc help cli`\n", cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,33 @@ func TestCommandsShareServeConfiguration(t *testing.T) {
 	}
 }
 
+// TestEveryCommandWarnsOfUnknownVariables (issue 26): version, init,
+// import and export warn about a misspelt SVC_ variable as serve, health
+// and migrate do, though they do not load the service configuration.
+func TestEveryCommandWarnsOfUnknownVariables(t *testing.T) {
+	bin := svcBinary(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("SVC_LOG_LEVLE=debug\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const want = "did you mean SVC_LOG_LEVEL?"
+	for _, args := range [][]string{
+		{"version"},
+		{"init"},
+		// No svc listens there: the command fails after the warning.
+		{"import", "--model", "m/1", "--url", "http://127.0.0.1:1/api", "--progress", "none", "-"},
+		{"export", "--model", "m/1", "--url", "http://127.0.0.1:1/api", "--progress", "none"},
+	} {
+		c := exec.Command(bin, args...)
+		c.Dir, c.Env = dir, cleanEnv(t, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+		c.Stdin = strings.NewReader("")
+		out, _ := c.CombinedOutput()
+		if !strings.Contains(string(out), "SVC_LOG_LEVLE (in "+filepath.Join(dir, ".env")+") is not a setting and is ignored; "+want) {
+			t.Errorf("svc %s: no warning:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
 // TestNewLoggerFormats: SVC_LOG_FORMAT picks slog's text or JSON lines.
 func TestNewLoggerFormats(t *testing.T) {
 	for format, prefix := range map[string]string{"text": "time=", "json": `{"time":`} {
@@ -66,6 +94,23 @@ func TestNewLoggerFormats(t *testing.T) {
 		newLogger(c, &b).Info("hello", "k", "v")
 		if !strings.HasPrefix(b.String(), prefix) || !strings.Contains(b.String(), "hello") {
 			t.Errorf("%s: %q", format, b.String())
+		}
+	}
+}
+
+// TestBannerSaysOTelIsOn (issue 26): with SVC_OTEL_ENABLED the banner says
+// traces and metrics are exported and where; without it, nothing.
+func TestBannerSaysOTelIsOn(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	for _, on := range []bool{true, false} {
+		cfg := config.Defaults()
+		cfg.OTelEnabled = on
+		var b strings.Builder
+		printBanner(&b, cfg, addr, addr)
+		got := strings.Contains(b.String(), "OpenTelemetry on: traces and metrics over OTLP to http://collector:4317")
+		if got != on {
+			t.Errorf("SVC_OTEL_ENABLED=%v, banner:\n%s", on, b.String())
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"svc/help"
 	"svc/model"
 	"svc/platform/config"
+	"svc/platform/switches"
 	"svc/platform/telemetry"
 	"svc/scheduler"
 	"svc/search"
@@ -34,12 +35,19 @@ func serve() int {
 	if !ok {
 		return 1
 	}
-	log := newLogger(cfg, os.Stdout)
+	log, level := newLeveledLogger(cfg, os.Stdout)
+	// The runtime switches ({ctx}/admin/log-level, /admin/trace-sampler):
+	// the sampler starts from the standard OTEL_TRACES_SAMPLER variables.
+	initialSampler, samplerWarning := switches.SamplerFromEnv(os.Getenv)
+	if samplerWarning != "" && cfg.OTelEnabled {
+		log.Warn(samplerWarning)
+	}
+	sw := switches.New(level, initialSampler, log)
 	var tel *telemetry.T // nil unless SVC_OTEL_ENABLED: nothing traced, nothing paid
 	var err error
 	if cfg.OTelEnabled {
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
-		tel, err = telemetry.Start(sctx, version)
+		tel, err = telemetry.Start(sctx, version, telemetry.WithSampler(sw.Sampler()))
 		cancel()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "svc: SVC_OTEL_ENABLED: %v\n", err)
@@ -68,6 +76,8 @@ func serve() int {
 	}
 	defer cl.Close()
 	st.IAM = invalidate.AnnounceIAM(st.IAM, cl, log)
+	switchBus, stopSwitches := switches.Join(sw, cl, cl.Self().ID)
+	defer stopSwitches()
 	// Construction order (docs/ARCHITECTURE.md): the compute server first
 	// (it only dispatches until it listens), then the domain services that
 	// dispatch to it, then the adapters over them; nothing is wired back
@@ -167,6 +177,8 @@ func serve() int {
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
 		Cluster:     xn.httpDeps(),
+		Switches:    sw,
+		SwitchBus:   switchBus,
 
 		Changes:   feed.svc,
 		ChangeHub: feed.hub,
@@ -258,13 +270,22 @@ func schedulerOptions(cfg *config.Config, log *slog.Logger) scheduler.Options {
 // newLogger builds the process logger: SVC_LOG_FORMAT picks slog's text or
 // JSON handler, SVC_LOG_LEVEL its level.
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	log, _ := newLeveledLogger(cfg, w)
+	return log
+}
+
+// newLeveledLogger is newLogger with the level the handler reads, which
+// POST {ctx}/admin/log-level changes at run time.
+func newLeveledLogger(cfg *config.Config, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: lvl}
+	v := new(slog.LevelVar)
+	v.Set(lvl)
+	opts := &slog.HandlerOptions{Level: v}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, opts)), v
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, opts)), v
 }
 
 func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
@@ -282,6 +303,13 @@ func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
 		fmt.Fprintf(w, "  data: %s (SQLite; SVC_SQLITE_PATH; back up with `svc backup --to FILE`)\n", cfg.SQLiteFile())
 	case "memory":
 		fmt.Fprintln(w, "  data: in memory only, lost when svc stops (`svc init` selects SQLite storage that is kept)")
+	}
+	if cfg.OTelEnabled {
+		ep := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		if ep == "" {
+			ep = "the exporter's default"
+		}
+		fmt.Fprintf(w, "  OpenTelemetry on: traces and metrics over OTLP to %s (SVC_OTEL_ENABLED, OTEL_EXPORTER_OTLP_*)\n", ep)
 	}
 	if cfg.IAMMode == "mock" {
 		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")

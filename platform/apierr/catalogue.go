@@ -175,6 +175,7 @@ var (
 	// SQL queries over the tenant's or the node's connection budget.
 	SQLTenantConnectionsBusy = retryableCode("SQL_TENANT_CONNECTIONS_BUSY", 429, codes.ResourceExhausted)
 	SQLConnectionsBusy       = retryableCode("SQL_CONNECTIONS_BUSY", 503, codes.Unavailable)
+	SQLRoleRightsNotRevoked  = code("SQL_ROLE_RIGHTS_NOT_REVOKED", 503, codes.Unavailable)
 	// The compute dispatch codes: every error of these is retryable.
 	NoComputeMemberForTag      = retryableCode("NO_COMPUTE_MEMBER_FOR_TAG", 503, codes.Unavailable)
 	DispatchTimeout            = retryableCode("DISPATCH_TIMEOUT", 503, codes.Unavailable)

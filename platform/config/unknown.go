@@ -82,3 +82,22 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// UnknownWarnings is Load's unknown-variable warnings alone, for commands
+// that do not load the service configuration (version, init, import,
+// export) but should still point out a mistyped SVC_ variable. A file that
+// cannot be read gives no warning here; the command that loads it says so.
+func UnknownWarnings(src Source) []string {
+	if src.Getenv == nil {
+		src.Getenv = func(string) (string, bool) { return "", false }
+	}
+	files, fileOf, _, err := readFiles(src)
+	if err != nil {
+		files, fileOf = nil, nil
+	}
+	var env []string
+	if src.Environ != nil {
+		env = src.Environ()
+	}
+	return unknownWarnings(env, files, fileOf)
+}

@@ -49,7 +49,11 @@ type T struct {
 // are read by the exporters themselves; OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the resource (service.name defaults to
 // svc). An unsupported protocol is an error naming the variable.
-func Start(ctx context.Context, version string) (*T, error) {
+func Start(ctx context.Context, version string, opts ...Option) (*T, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "svc"), attribute.String("service.version", version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
@@ -84,7 +88,7 @@ func Start(ctx context.Context, version string) (*T, error) {
 		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
 	}
 	t := &T{
-		tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(res)),
+		tp: sdktrace.NewTracerProvider(o.traceOptions(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(res))...),
 		// OTEL_METRIC_EXPORT_INTERVAL is read by the periodic reader.
 		mp:   sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)), sdkmetric.WithResource(res)),
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
@@ -107,6 +111,23 @@ func Start(ctx context.Context, version string) (*T, error) {
 		return nil, fmt.Errorf("OTel instruments: %w", err)
 	}
 	return t, nil
+}
+
+// Option changes how Start builds the pipeline.
+type Option func(*options)
+
+type options struct{ sampler sdktrace.Sampler }
+
+// WithSampler samples traces with s instead of the SDK's choice from
+// OTEL_TRACES_SAMPLER (svc passes its runtime-switchable sampler, which
+// starts from the same variables).
+func WithSampler(s sdktrace.Sampler) Option { return func(o *options) { o.sampler = s } }
+
+func (o options) traceOptions(base ...sdktrace.TracerProviderOption) []sdktrace.TracerProviderOption {
+	if o.sampler != nil {
+		base = append(base, sdktrace.WithSampler(o.sampler))
+	}
+	return base
 }
 
 // protocol reads the OTLP protocol for one signal: its own variable, then

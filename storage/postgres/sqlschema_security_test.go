@@ -223,18 +223,40 @@ func TestSQLTenantAdvisoryLocks(t *testing.T) {
 	}
 }
 
+// catalogPrivate: what migration 0035 takes back from PUBLIC;
+// TestSQLTenantCatalogPrivate reads each whole.
+var catalogPrivate = catalogPrivateRels
+
+// catalogFiltered lists catalogue views left readable because they show
+// only objects the reader owns or holds a privilege on.
+var catalogFiltered = []string{
+	"pg_stats", "pg_stats_ext", "pg_namespace", "pg_roles", "pg_auth_members",
+	"pg_depend", "pg_locks", "pg_proc",
+	"information_schema.tables", "information_schema.columns", "information_schema.views",
+	"information_schema.schemata", "information_schema.table_privileges",
+	"information_schema.column_privileges", "information_schema.role_table_grants",
+	"information_schema.role_column_grants", "information_schema.view_table_usage",
+	"information_schema.view_column_usage", "information_schema.column_udt_usage",
+	"information_schema.table_constraints", "information_schema.key_column_usage",
+	"information_schema.constraint_column_usage", "information_schema.triggers",
+	"information_schema.attributes", "information_schema.element_types",
+	"information_schema.user_defined_types", "information_schema.domains",
+}
+
 // TestSQLTenantCatalogPrivate (issue 23 item 2): tenant A's role, through
-// the API path and a direct login, reads the catalogue views and
-// functions that describe schemas, roles and views, and finds none of
-// tenant B's identifiers: tenant id, model name, field path or schema
-// name; role and schema names carry none of them either.
+// the API path and a direct login, reads the catalogue tables, views and
+// functions that describe relations, columns, types, constraints,
+// indexes, triggers, policies and comments, and finds none of tenant B's
+// identifiers: tenant id, model name, view name, column name, field path
+// or schema name; role and schema names carry none of them either. Its
+// own views still answer, with their column names.
 func TestSQLTenantCatalogPrivate(t *testing.T) {
 	db := openTest(t)
 	s := db.SQLSchemas(10 * time.Second)
 	ctx := context.Background()
 	a := newSecTenant(t, s, "cat-alpha-tenant", "alphaq")
 	b := newSecTenant(t, s, "cat-bravo-tenant", "bravoq")
-	secrets := []string{b.tenant, b.model, b.field, b.schemaName}
+	secrets := []string{b.tenant, b.model, b.field, b.schemaName, b.table, b.column}
 	for _, n := range []string{b.login.Role, b.login.Schema} {
 		for _, sec := range append(secrets, b.table, "bravo") {
 			if strings.Contains(n, sec) {
@@ -242,12 +264,16 @@ func TestSQLTenantCatalogPrivate(t *testing.T) {
 			}
 		}
 	}
-	// Rule oids, read as svc, so a tenant need not list pg_rewrite to try
-	// pg_get_ruledef on every view.
-	var ruleOids string
-	if err := db.pool.QueryRow(ctx, `SELECT array_agg(oid)::text FROM pg_rewrite`).Scan(&ruleOids); err != nil {
+	// Rule, constraint, index and trigger oids and B's view, read as svc,
+	// as a tenant counting through oids would find them.
+	var ruleOids, conOids, indOids, trigOids string
+	var bView uint32
+	if err := db.pool.QueryRow(ctx, `SELECT (SELECT array_agg(oid)::text FROM pg_rewrite), (SELECT array_agg(oid)::text FROM pg_constraint),
+		(SELECT array_agg(indexrelid)::text FROM pg_index), coalesce((SELECT array_agg(oid)::text FROM pg_trigger), '{}'),
+		$1::regclass::oid`, pgx.Identifier{b.login.Schema, b.table}.Sanitize()).Scan(&ruleOids, &conOids, &indOids, &trigOids, &bView); err != nil {
 		t.Fatal(err)
 	}
+	bv := fmt.Sprint(bView)
 	probes := []struct{ name, sql string }{
 		{"pg_views", `SELECT string_agg(schemaname || ' ' || viewname || ' ' || coalesce(definition, ''), E'\n') FROM pg_views`},
 		{"pg_get_viewdef", `SELECT string_agg(pg_get_viewdef(c.oid), E'\n') FROM pg_class c WHERE c.relkind = 'v'`},
@@ -264,6 +290,17 @@ func TestSQLTenantCatalogPrivate(t *testing.T) {
 		{"information_schema.table_privileges", `SELECT string_agg(grantee || ' ' || table_schema || ' ' || table_name, E'\n') FROM information_schema.table_privileges`},
 		{"information_schema.view_table_usage", `SELECT string_agg(view_schema || ' ' || view_name || ' ' || table_name, E'\n') FROM information_schema.view_table_usage`},
 		{"information_schema.view_column_usage", `SELECT string_agg(view_name || ' ' || column_name, E'\n') FROM information_schema.view_column_usage`},
+		{"pg_get_indexdef", `SELECT string_agg(pg_get_indexdef(x), E'\n') FROM unnest('` + indOids + `'::oid[]) x`},
+		{"pg_get_constraintdef", `SELECT string_agg(pg_get_constraintdef(x), E'\n') FROM unnest('` + conOids + `'::oid[]) x`},
+		{"pg_get_triggerdef", `SELECT string_agg(pg_get_triggerdef(x), E'\n') FROM unnest('` + trigOids + `'::oid[]) x`},
+		{"pg_describe_object", `SELECT string_agg(pg_describe_object('pg_class'::regclass, ` + bv + `, x), E'\n') FROM generate_series(0, 3) x`},
+		{"pg_identify_object", `SELECT string_agg(pg_identify_object('pg_class'::regclass, ` + bv + `, x)::text, E'\n') FROM generate_series(0, 3) x`},
+		{"pg_identify_object_as_address", `SELECT string_agg(pg_identify_object_as_address('pg_class'::regclass, ` + bv + `, x)::text, E'\n') FROM generate_series(0, 3) x`},
+		{"col_description", `SELECT string_agg(col_description(` + bv + `, x), E'\n') FROM generate_series(1, 3) x`},
+	}
+	// Every catalogue relation whole, each row as text.
+	for _, r := range append(append([]string{}, catalogPrivate...), catalogFiltered...) {
+		probes = append(probes, struct{ name, sql string }{r + " (whole)", `SELECT string_agg(x::text, E'\n') FROM ` + r + ` x`})
 	}
 	c := a.connect(t, "")
 	for _, p := range probes {
@@ -296,6 +333,41 @@ func TestSQLTenantCatalogPrivate(t *testing.T) {
 				}
 			})
 		}
+	}
+	// The private ones are refused outright; the filtered ones answer and
+	// list A's own view and column, so tools keep a metadata path.
+	for _, r := range catalogPrivate {
+		if _, err := c.Exec(ctx, "SELECT 1 FROM "+r+" LIMIT 1"); sqlState(err) != "42501" {
+			t.Errorf("%s: %v, want permission denied (42501)", r, err)
+		}
+	}
+	var own string
+	if err := c.QueryRow(ctx, `SELECT string_agg(table_name || '.' || column_name, ' ') FROM information_schema.columns
+		WHERE table_schema = $1`, a.login.Schema).Scan(&own); err != nil || !strings.Contains(own, a.table+"."+a.column) {
+		t.Errorf("information_schema.columns lists %q (%v), want A's %s.%s", own, err, a.table, a.column)
+	}
+	// A's own views answer with their column names, through the API and
+	// a login, a whole row (the view's row type) included.
+	ownView := pgx.Identifier{a.login.Schema, a.table}.Sanitize()
+	cur, err := s.OpenSQL(ctx, storage.SQLQuery{Tenant: a.tenant, SchemaID: a.id, SQL: "SELECT *, v FROM " + ownView + " v", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cur.Columns(), ","); got != "entity_id,"+a.column+",v" {
+		t.Errorf("API columns %q", got)
+	}
+	cur.Close()
+	rows, err := c.Query(ctx, "SELECT *, v FROM "+ownView+" v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rows.FieldDescriptions() {
+		names = append(names, f.Name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || strings.Join(names, ",") != "entity_id,"+a.column+",v" {
+		t.Errorf("login columns %v (%v)", names, err)
 	}
 }
 
@@ -395,4 +467,62 @@ func TestSQLTenantLoginLimits(t *testing.T) {
 			t.Fatalf("a session of the schema role in another database stayed open: %v", err)
 		}
 	})
+}
+
+// TestSQLRoleRightsRefused (issue 23 item 2): when PUBLIC still holds a
+// right 0034 or 0035 takes back (svc's role was no superuser when they
+// ran), the check refuses with a *storage.SQLRightsError naming each
+// right and the migrations to apply; the role here is given each right
+// directly, which has_*_privilege counts the same way.
+func TestSQLRoleRightsRefused(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	role := fmt.Sprintf("svc_rightstest_%d", time.Now().UnixNano())
+	for _, q := range []string{"DROP ROLE IF EXISTS " + role, "CREATE ROLE " + role} {
+		if _, err := db.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		db.pool.Exec(context.Background(), "DROP OWNED BY "+role)
+		db.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+	})
+	cases := []struct{ grant, left string }{
+		{"", ""},
+		{"GRANT SELECT ON pg_catalog.pg_class TO " + role, "SELECT ON pg_catalog.pg_class"},
+		{"GRANT SELECT ON pg_catalog.pg_stat_user_tables TO " + role, "SELECT ON pg_catalog.pg_stat_user_tables"},
+		{"GRANT EXECUTE ON FUNCTION pg_catalog.pg_describe_object(oid, oid, integer) TO " + role, "EXECUTE ON FUNCTION pg_describe_object(oid,oid,integer)"},
+		{"GRANT EXECUTE ON FUNCTION pg_catalog.pg_advisory_lock(bigint) TO " + role, "EXECUTE ON FUNCTION pg_advisory_lock(bigint)"},
+	}
+	for _, c := range cases {
+		t.Run(c.left, func(t *testing.T) {
+			if c.grant != "" {
+				if _, err := db.pool.Exec(ctx, c.grant); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tx, err := db.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			err = checkRoleRights(ctx, tx, role)
+			if c.left == "" {
+				if err != nil {
+					t.Fatalf("no right left: %v", err)
+				}
+				return
+			}
+			var re *storage.SQLRightsError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want *storage.SQLRightsError", err)
+			}
+			if !strings.Contains(strings.Join(re.Left, "; "), c.left) {
+				t.Errorf("left %v, want %q among them", re.Left, c.left)
+			}
+			if !strings.Contains(err.Error(), "0035_sql_catalog_private.sql") || !strings.Contains(err.Error(), "0034_sql_tenant_hardening.sql") {
+				t.Errorf("message names no migration: %v", err)
+			}
+		})
+	}
 }

@@ -198,7 +198,8 @@ func (s *SQLSchemas) buildViews(ctx context.Context, tx pgx.Tx, tenant, schema, 
 // sessions are ended first (svc's pooled ones and direct logins with the
 // issued credentials): a session inside a transaction over a view would
 // otherwise hold DROP SCHEMA until it ended. What still holds the role —
-// an object it owns (a large object a direct login made), a session that
+// an object it owns (made before docs/decisions/0033-sql-tenant-isolation.md
+// took the right away, or given to it by an administrator), a session that
 // could not be ended and keeps a lock — comes back as
 // storage.SQLSchemaInUseError and nothing is deleted.
 func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) error {
