@@ -61,6 +61,15 @@ func (s *Server) mountOAuthExtras(r *router.Router, cp string) {
 	r.GET(cp+"/.well-known/jwks.json", s.instrument("/.well-known/jwks.json", s.jwks))
 	r.GET(cp+metadataPath, s.instrument(metadataPath, s.oauthMetadata))
 	r.GET(cp+oidcMetadataPath, s.instrument(oidcMetadataPath, s.oauthMetadata))
+	if cp != "" {
+		// RFC 8414 3.1: a client that knows the issuer finds the metadata
+		// at the origin's /.well-known/oauth-authorization-server followed
+		// by the issuer's path; libraries that never add a path look at
+		// the bare root location, so both serve the same document.
+		r.GET(metadataPath, s.instrument(metadataPath, s.oauthMetadata))
+		r.GET(metadataPath+cp, s.instrument(metadataPath+"{ctx}", s.oauthMetadata))
+		r.GET(oidcMetadataPath, s.instrument(oidcMetadataPath, s.oauthMetadata))
+	}
 	for _, p := range []string{"/oauth/token", introspectPath, revokePath} {
 		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
 			r.Handle(m, cp+p, s.instrument(p, func(ctx *fasthttp.RequestCtx) {
