@@ -120,10 +120,8 @@ func TestDurableResumesAfterLastEventID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids [][16]byte
 	for i := 0; i < 4; i++ {
-		id, _ := create(t, rec, "t", order, "NEW", `{}`)
-		ids = append(ids, id)
+		create(t, rec, "t", order, "NEW", `{}`)
 	}
 	d, err := hub.AttachDurable(ctx, "t", sub.ID, "")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"svc/authcache"
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -233,7 +234,7 @@ func (s *Server) jwks(ctx *fasthttp.RequestCtx) {
 	}
 	now := time.Now()
 	if d.Stale != nil && d.Stale(now) {
-		s.writeProblem(ctx, &Problem{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "signing keys could not be refreshed", Retryable: true})
+		s.writeProblem(ctx, &Problem{Code: apierr.ServiceUnavailable, Message: "signing keys could not be refreshed", Retryable: true})
 		return
 	}
 	b := append(make([]byte, 0, 1024), `{"keys":[`...)
@@ -254,16 +255,10 @@ func (s *Server) jwks(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(b)
 }
 
-// writeIAMProblem renders an error of an IAM service: *iam.Error with its
-// status and code, anything else through writeError (500 with a ticket).
+// writeIAMProblem renders an error of an IAM service: an *apierr.Error
+// with its code's status (a parameter named in properties), anything else
+// as 500 with a ticket. It is writeError; the name stays for the IAM
+// handlers' call sites.
 func (s *Server) writeIAMProblem(ctx *fasthttp.RequestCtx, err error) {
-	if e, ok := iam.AsError(err); ok {
-		p := NewProblem(e.Status, e.Code, e.Message)
-		if e.Param != "" {
-			p.Props = append(p.Props, StrProp("parameter", e.Param))
-		}
-		s.writeProblem(ctx, p)
-		return
-	}
 	s.writeError(ctx, err)
 }

@@ -201,8 +201,7 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
-		ErrorStatus: fast.ErrorStatus}); err != nil {
+	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc}); err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
