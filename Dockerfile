@@ -27,7 +27,9 @@ USER 65532:65532
 # HTTP API, gRPC (compute members), admin (health, metrics), gossip.
 EXPOSE 8080 9090 9091 7946/tcp 7946/udp
 # In a container every listener must accept traffic from outside it; the
-# admin listener still carries no API (health and metrics only).
+# admin listener still carries no API (health and metrics only). svc then
+# refuses to start in its default mock auth mode (an open admin API behind
+# `docker run -p`): pass SVC_IAM_MODE=jwt, or SVC_IAM_MODE=mock to say so.
 ENV SVC_HTTP_BIND_ADDRESS=* \
     SVC_GRPC_BIND_ADDRESS=* \
     SVC_ADMIN_BIND_ADDRESS=0.0.0.0 \

@@ -55,7 +55,7 @@ func TestDeployArtefacts(t *testing.T) {
 	}
 	c := string(cf)
 	for _, want := range []string{"  svc-1:", "  svc-2:", "  svc-3:", "  postgres:", "  lb:", "SVC_CLUSTER_ENABLED: \"true\"",
-		"SVC_SEED_NODES: svc-1:7946,svc-2:7946,svc-3:7946", "./nginx.conf:/etc/nginx/nginx.conf"} {
+		"SVC_SEED_NODES: svc-1:7946,svc-2:7946,svc-3:7946", "SVC_IAM_MODE: mock", "./nginx.conf:/etc/nginx/nginx.conf"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("compose.yaml lacks %q", want)
 		}

@@ -1,5 +1,10 @@
 package config
 
+import (
+	"net"
+	"strings"
+)
+
 // Every interface, spelled as the listener expects it.
 const anyHost = ""
 
@@ -31,4 +36,15 @@ func DescribeHost(h string) string {
 		return "every interface"
 	}
 	return h
+}
+
+// loopbackHost reports whether a listen host reaches only this machine: a
+// loopback IP or localhost. Every interface ("") and any other name or
+// address do not.
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

@@ -75,3 +75,26 @@ func TestSavepointIntervalOnlyDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestMockOnTheNetworkNeedsSayingSo (issue 26): mock authentication by
+// default on an address other machines reach (the container image's
+// every-interface binding) refuses to start naming SVC_IAM_MODE; said
+// explicitly, or on loopback, or in jwt mode, it starts.
+func TestMockOnTheNetworkNeedsSayingSo(t *testing.T) {
+	for _, tc := range []struct {
+		e       env
+		refused bool
+	}{
+		{env{}, false},
+		{env{"SVC_HTTP_BIND_ADDRESS": "*"}, true},
+		{env{"SVC_GRPC_BIND_ADDRESS": "10.1.2.3"}, true},
+		{env{"SVC_HTTP_BIND_ADDRESS": "127.0.0.2", "SVC_GRPC_BIND_ADDRESS": "localhost"}, false},
+		{env{"SVC_HTTP_BIND_ADDRESS": "::1"}, false},
+		{env{"SVC_HTTP_BIND_ADDRESS": "*", "SVC_IAM_MODE": "mock"}, false},
+	} {
+		_, err := loadEnv(t, tc.e)
+		if refused := err != nil && strings.Contains(err.Error(), "SVC_IAM_MODE"); refused != tc.refused {
+			t.Errorf("%v: %v, refused want %v", tc.e, err, tc.refused)
+		}
+	}
+}

@@ -41,6 +41,19 @@ func (c *Config) normalize(explicit map[string]bool) error {
 	if len(c.MockRoles) == 0 {
 		c.MockRoles = []string{"ROLE_ADMIN", "ROLE_M2M"}
 	}
+	// Mock authentication answers every caller as an administrator. On an
+	// address other machines reach (the container image binds every
+	// interface, and `docker run -p` publishes it) that is an open admin
+	// API, so it needs SVC_IAM_MODE=mock said explicitly
+	// (docs/decisions/0028-listeners-and-operations.md).
+	if c.IAMMode == "mock" && !explicit["SVC_IAM_MODE"] {
+		for _, l := range []struct{ name, host string }{{"SVC_HTTP_BIND_ADDRESS", c.HTTPListenHost()}, {"SVC_GRPC_BIND_ADDRESS", c.GRPCListenHost()}} {
+			if !loopbackHost(l.host) {
+				return errf("SVC_IAM_MODE", "mock authentication (the default) accepts every request as an administrator, and %s makes it reachable from other machines (%s); set SVC_IAM_MODE=jwt, or SVC_IAM_MODE=mock explicitly to serve an unauthenticated API there",
+					l.name, DescribeHost(l.host))
+			}
+		}
+	}
 	if c.LogLevel == "warning" {
 		c.LogLevel = "warn"
 	}
