@@ -20,10 +20,12 @@ run: build
 image:
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_DATE=$(BUILD_DATE) -t svc:$(VERSION) .
 
-# Every test, with the race detector. test-deps installs what the end-to-end
-# tests need on a fresh machine (headless Chromium for the /docs page).
-test: test-deps
-	$(GO) vet ./...
+# Every test, with the race detector, after `make lint` (so CI, which runs
+# `make test`, enforces gofmt, vet, golangci-lint with the layer rules, a
+# tidy go.mod and current generated files). test-deps installs what the
+# end-to-end tests need on a fresh machine (headless Chromium for the /docs
+# page).
+test: test-deps lint
 	$(GO) test -race -count=1 -timeout 12m ./...
 
 test-deps:
@@ -40,8 +42,9 @@ FUZZ ?=
 fuzz:
 	@bash scripts/fuzz.sh $(FUZZTIME) '$(FUZZ)'
 
-# gofmt, go vet and golangci-lint (.golangci.yml; the layer rules of
-# docs/ARCHITECTURE.md are its depguard rules).
+# gofmt, go vet, `go mod tidy -diff` and golangci-lint (.golangci.yml; the
+# layer rules of docs/ARCHITECTURE.md are its depguard rules), then the
+# generated files and the docs tests.
 lint:
 	@GO=$(GO) bash scripts/lint.sh
 	$(GO) run ./docs/gen -check

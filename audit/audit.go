@@ -63,7 +63,7 @@ func New(audits storage.Audits, entities storage.Entities) *Service {
 var defaultKinds = []string{storage.AuditEntityChange, storage.AuditStateMachine}
 
 func notFound(id [16]byte, msg string) error {
-	return apierr.New("ENTITY_NOT_FOUND", msg, apierr.P("entityId", uuid.UUID(id).String()))
+	return apierr.New(apierr.EntityNotFound, msg, apierr.P("entityId", uuid.UUID(id).String()))
 }
 
 // exists reports ENTITY_NOT_FOUND unless the tenant's entity has a

@@ -73,7 +73,7 @@ func run(tenant, data string) *workflow.Run {
 func wantAPI(t *testing.T, err error, code, contains string, retryable bool) {
 	t.Helper()
 	e, ok := apierr.As(err)
-	if !ok || e.Code != code || !strings.Contains(e.Message, contains) || e.Retryable != retryable {
+	if !ok || e.Code.String() != code || !strings.Contains(e.Message, contains) || e.Retryable != retryable {
 		t.Fatalf("got %v, want %s %q retryable=%v", err, code, contains, retryable)
 	}
 }
@@ -118,7 +118,7 @@ func TestSyncProcessorAndCriteriaOverGRPC(t *testing.T) {
 
 	// A function criterion on a manual transition: not matched, with reason.
 	_, err = e.Transition(context.Background(), procSet(t, "SYNC", `{}`), r, "check")
-	wantAPI(t, err, workflow.CodeWorkflowFailed, `transition "check" criterion not matched: amount too high`, false)
+	wantAPI(t, err, apierr.WorkflowFailed.String(), `transition "check" criterion not matched: amount too high`, false)
 	c = got.last()
 	if c.Type != wire.TypeCriteriaRequest || c.Request.CriteriaName != "isOk" || c.Request.Target != "TRANSITION" || c.Request.Parameters != "crit-ctx" {
 		t.Fatalf("criteria request %+v", c.Request)
@@ -149,7 +149,7 @@ func TestProcessorFailureModesOverGRPC(t *testing.T) {
 
 	r := run("t1", `{"n":1}`)
 	_, err := e.Create(ctx, procSet(t, "SYNC", `{"calculationNodesTags":"calc","context":"fail"}`), r)
-	wantAPI(t, err, workflow.CodeWorkflowFailed, "processor enrich failed: processor dispatch failed: invoice rejected", false)
+	wantAPI(t, err, apierr.WorkflowFailed.String(), "processor enrich failed: processor dispatch failed: invoice rejected", false)
 	if r.Entity.Meta.State != "A" || string(r.Entity.Data) != `{"n":1}` {
 		t.Fatal("entity changed by a failed SYNC processor")
 	}
@@ -164,21 +164,21 @@ func TestProcessorFailureModesOverGRPC(t *testing.T) {
 	// Timeout, and the late response is dropped.
 	r = run("t1", `{"n":1}`)
 	_, err = e.Create(ctx, procSet(t, "SYNC", `{"calculationNodesTags":"calc","context":"slow","responseTimeoutMs":100}`), r)
-	wantAPI(t, err, workflow.CodeDispatchTimeout, "within 100 ms", true)
+	wantAPI(t, err, apierr.DispatchTimeout.String(), "within 100 ms", true)
 	close(release)
 
 	// No member for the tag, at once with no dispatch wait.
 	r = run("t1", `{"n":1}`)
 	_, err = e.Create(ctx, procSet(t, "SYNC", `{"calculationNodesTags":"gpu"}`), r)
-	wantAPI(t, err, workflow.CodeNoComputeMemberForTag, `tags "gpu"`, true)
+	wantAPI(t, err, apierr.NoComputeMemberForTag.String(), `tags "gpu"`, true)
 	// Tenant isolation: t2 has no member even for an empty tag list.
 	_, err = e.Create(ctx, procSet(t, "SYNC", `{}`), run("t2", `{}`))
-	wantAPI(t, err, workflow.CodeNoComputeMemberForTag, "", true)
+	wantAPI(t, err, apierr.NoComputeMemberForTag.String(), "", true)
 	// An unknown principal kind is not dispatched.
 	r = run("t1", `{}`)
 	r.Auth.Kind = ""
 	_, err = e.Create(ctx, procSet(t, "SYNC", `{}`), r)
-	wantAPI(t, err, apierr.ServerError, "principal kind", false)
+	wantAPI(t, err, apierr.ServerError.String(), "principal kind", false)
 }
 
 func TestMemberLossDuringCall(t *testing.T) {
@@ -198,7 +198,7 @@ func TestMemberLossDuringCall(t *testing.T) {
 	}()
 	_, err := (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc","responseTimeoutMs":10000}`), run("t1", `{}`))
-	wantAPI(t, err, workflow.CodeComputeMemberDisconnected, "compute member disconnected", true)
+	wantAPI(t, err, apierr.ComputeMemberDisconnected.String(), "compute member disconnected", true)
 	await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 }
 
@@ -231,7 +231,7 @@ func TestEvictedMemberIsNotDispatched(t *testing.T) {
 	await.Until(t, await.Long, func() bool { return s.Members("t1") == 0 }, "member count")
 	_, err := (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc"}`), run("t1", `{}`))
-	wantAPI(t, err, workflow.CodeNoComputeMemberForTag, "", true)
+	wantAPI(t, err, apierr.NoComputeMemberForTag.String(), "", true)
 }
 
 // TestRawResponses checks the response parsing rules with a hand-written
@@ -300,7 +300,7 @@ func TestStopFailsPendingCalls(t *testing.T) {
 	}()
 	_, err = (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 		procSet(t, "SYNC", `{"calculationNodesTags":"calc"}`), run("t1", `{}`))
-	wantAPI(t, err, workflow.CodeComputeMemberDisconnected, "", true)
+	wantAPI(t, err, apierr.ComputeMemberDisconnected.String(), "", true)
 	s.Stop() // idempotent
 }
 
@@ -369,10 +369,10 @@ func TestWriteStallEvicts(t *testing.T) {
 	for i := 0; i < cap(errs); i++ {
 		// Calls that reach routing after the eviction find no member.
 		e, ok := apierr.As(<-errs)
-		if !ok || (e.Code != workflow.CodeComputeMemberDisconnected && e.Code != workflow.CodeNoComputeMemberForTag) {
+		if !ok || (e.Code != apierr.ComputeMemberDisconnected && e.Code.String() != apierr.NoComputeMemberForTag.String()) {
 			t.Fatalf("got %v", e)
 		}
-		if e.Code == workflow.CodeComputeMemberDisconnected {
+		if e.Code == apierr.ComputeMemberDisconnected {
 			disconnected++
 		}
 	}

@@ -174,13 +174,12 @@ type replyErrProp struct {
 // DispatchForwardFailed is the error of a forwarded dispatch that got no
 // answer from the peer (503, retryable).
 func DispatchForwardFailed(node string, cause error) error {
-	return &apierr.Error{Code: CodeDispatchForwardFailed, Retryable: true,
+	return &apierr.Error{Code: apierr.DispatchForwardFailed, Retryable: true,
 		Message: fmt.Sprintf("forwarding the dispatch to node %s failed", node),
 		Props:   []apierr.Prop{apierr.P("nodeId", node)}, Cause: cause}
 }
 
-// CodeDispatchForwardFailed is DISPATCH_FORWARD_FAILED.
-const CodeDispatchForwardFailed = "DISPATCH_FORWARD_FAILED"
+// apierr.DispatchForwardFailed is DISPATCH_FORWARD_FAILED.
 
 // forward sends a dispatch to node and returns the member's response or
 // the error the serving node met, recreated with the same code.
@@ -205,7 +204,15 @@ func (s *Server) forward(ctx context.Context, node cluster.Node, c *workflow.Cal
 		if e.Code == "" {
 			return nil, fmt.Errorf("node %s: %s", node.ID, e.Message)
 		}
-		ae := &apierr.Error{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
+		code, ok := apierr.Lookup(e.Code)
+		if !ok {
+			// A code this node's catalogue lacks (a peer of another
+			// version): the client still reads the peer's code in the
+			// message.
+			code = apierr.ServerError
+			e.Message = e.Code + ": " + e.Message
+		}
+		ae := &apierr.Error{Code: code, Message: e.Message, Retryable: e.Retryable}
 		for _, p := range e.Props {
 			ae.Props = append(ae.Props, apierr.P(p.Key, p.Value))
 		}
@@ -271,7 +278,7 @@ func (s *Server) ServeCallout(ctx context.Context, body []byte) ([]byte, error) 
 	if err != nil {
 		rep.Error = &replyError{Message: err.Error()}
 		if ae, ok := apierr.As(err); ok {
-			rep.Error = &replyError{Code: ae.Code, Message: ae.Message, Retryable: ae.Retryable}
+			rep.Error = &replyError{Code: ae.Code.String(), Message: ae.Message, Retryable: ae.Retryable}
 			for _, p := range ae.Props {
 				rep.Error.Props = append(rep.Error.Props, replyErrProp{Key: p.Key, Value: p.Value})
 			}

@@ -136,7 +136,7 @@ func TestForwardPicksMatchingPeer(t *testing.T) {
 	// No peer serves tag q: NO_COMPUTE_MEMBER_FOR_TAG after the wait.
 	q := *call
 	q.Tags, q.TagsCSV = []string{"q"}, "q"
-	if _, err := s.DispatchProcessor(context.Background(), &q); !isCode(err, workflow.CodeNoComputeMemberForTag) {
+	if _, err := s.DispatchProcessor(context.Background(), &q); !isCode(err, apierr.NoComputeMemberForTag.String()) {
 		t.Fatalf("no peer: %v", err)
 	}
 	// A local member wins.
@@ -166,16 +166,16 @@ func TestForwardErrors(t *testing.T) {
 
 	reply = func() ([]byte, error) { return nil, errors.New("connection refused") }
 	_, err := s.DispatchCriteria(context.Background(), call)
-	if e, ok := apierr.As(err); !ok || e.Code != CodeDispatchForwardFailed || !e.Retryable {
+	if e, ok := apierr.As(err); !ok || e.Code != apierr.DispatchForwardFailed || !e.Retryable {
 		t.Fatalf("transport failure: %v", err)
 	}
 
 	reply = func() ([]byte, error) {
-		return json.Marshal(calloutReply{Error: &replyError{Code: workflow.CodeDispatchTimeout, Message: "criteria c: slow", Retryable: true,
+		return json.Marshal(calloutReply{Error: &replyError{Code: apierr.DispatchTimeout.String(), Message: "criteria c: slow", Retryable: true,
 			Props: []replyErrProp{{Key: "tags", Value: "x"}}}})
 	}
 	_, err = s.DispatchCriteria(context.Background(), call)
-	if e, ok := apierr.As(err); !ok || e.Code != workflow.CodeDispatchTimeout || e.Message != "criteria c: slow" || !e.Retryable ||
+	if e, ok := apierr.As(err); !ok || e.Code != apierr.DispatchTimeout || e.Message != "criteria c: slow" || !e.Retryable ||
 		len(e.Props) != 1 || e.Props[0].Key != "tags" {
 		t.Fatalf("typed error: %#v", err)
 	}
@@ -187,7 +187,7 @@ func TestForwardErrors(t *testing.T) {
 	}
 
 	reply = func() ([]byte, error) { return []byte("not json"), nil }
-	if _, err = s.DispatchCriteria(context.Background(), call); !isCode(err, CodeDispatchForwardFailed) {
+	if _, err = s.DispatchCriteria(context.Background(), call); !isCode(err, apierr.DispatchForwardFailed.String()) {
 		t.Fatalf("garbled reply: %v", err)
 	}
 }
@@ -215,7 +215,7 @@ func TestServeCalloutLocalOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep calloutReply
-	if err := json.Unmarshal(out, &rep); err != nil || rep.Error == nil || rep.Error.Code != workflow.CodeNoComputeMemberForTag {
+	if err := json.Unmarshal(out, &rep); err != nil || rep.Error == nil || rep.Error.Code != apierr.NoComputeMemberForTag.String() {
 		t.Fatalf("reply %s %v", out, err)
 	}
 	if _, err := s.ServeCallout(context.Background(), []byte(`{"type":"Other","request":{}}`)); err == nil {
@@ -228,5 +228,5 @@ func TestServeCalloutLocalOnly(t *testing.T) {
 
 func isCode(err error, code string) bool {
 	e, ok := apierr.As(err)
-	return ok && e.Code == code
+	return ok && e.Code.String() == code
 }

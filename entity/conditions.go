@@ -38,18 +38,18 @@ type EntityFilters interface {
 // (docs/decisions/0020-conditions.md).
 func (s *Service) condition(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*predicate.Condition, error) {
 	if s.conds == nil {
-		return nil, apierr.New("NOT_IMPLEMENTED", "conditions are not available: no condition compiler is configured")
+		return nil, apierr.New(apierr.NotImplemented, "conditions are not available: no condition compiler is configured")
 	}
 	c, err := s.conds.Condition(ctx, tenant, key, body)
 	if err != nil {
 		if e, ok := apierr.As(err); ok && e.Code == apierr.BadRequest {
-			return nil, &apierr.Error{Code: "INVALID_CONDITION", Message: e.Message, Props: e.Props, Cause: e}
+			return nil, &apierr.Error{Code: apierr.InvalidCondition, Message: e.Message, Props: e.Props, Cause: e}
 		}
 		return nil, err
 	}
 	if c.HasFunctions() {
 		if _, ok := s.conds.(EntityFilters); !ok {
-			return nil, apierr.New("NOT_IMPLEMENTED", "function conditions need a compute dispatcher, which is not configured")
+			return nil, apierr.New(apierr.NotImplemented, "function conditions need a compute dispatcher, which is not configured")
 		}
 	}
 	return c, nil

@@ -87,11 +87,11 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 	}
 	// Unknown transition: 400 TRANSITION_NOT_FOUND; criterion false: WORKFLOW_FAILED.
 	_, err := svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":600}`), "ship", "")
-	if e, ok := apierr.As(err); !ok || e.Code != workflow.CodeTransitionNotFound {
+	if e, ok := apierr.As(err); !ok || e.Code != apierr.TransitionNotFound {
 		t.Fatalf("unknown transition: %v", err)
 	}
 	_, err = svc.Update(ctx, a, big.ID, "JSON", []byte(`{"amount":600,"note":"x"}`), "reject", "")
-	if e, ok := apierr.As(err); !ok || e.Code != workflow.CodeWorkflowFailed || !strings.Contains(e.Message, "criterion not matched") {
+	if e, ok := apierr.As(err); !ok || e.Code != apierr.WorkflowFailed || !strings.Contains(e.Message, "criterion not matched") {
 		t.Fatalf("reject with a note: %v", err)
 	}
 	if e, _ := svc.Get(ctx, "A", big.ID, nil, nil); e.State != "REVIEW" || string(e.Data) != `{"amount":600}` {

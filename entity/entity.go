@@ -163,7 +163,7 @@ func modelNotFound(key storage.ModelKey) error {
 // EntityNotFound is the 404 of every read and write by id.
 func EntityNotFound(id [16]byte) error {
 	s := uuid.UUID(id).String()
-	return apierr.New("ENTITY_NOT_FOUND", "entity id="+s+" not found", apierr.P("entityId", s))
+	return apierr.New(apierr.EntityNotFound, "entity id="+s+" not found", apierr.P("entityId", s))
 }
 
 func badRequest(msg string) error { return apierr.New(apierr.BadRequest, msg) }

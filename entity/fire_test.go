@@ -14,6 +14,7 @@ import (
 
 	"svc/iam"
 	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
@@ -281,7 +282,7 @@ func TestFireTaskRules(t *testing.T) {
 		f := newSchedFixture(t, schedWorkflow)
 		id := f.create(`{"ok":true}`)
 		_, err := f.svc.Update(f.ctx, f.a, id, "JSON", []byte(`{"ok":true}`), "timeout", "")
-		if e := AsAPI(err); e.Code != "TRANSITION_NOT_FOUND" || !strings.Contains(e.Message, "not manually fireable") {
+		if e := AsAPI(err); e.Code.String() != "TRANSITION_NOT_FOUND" || !strings.Contains(e.Message, "not manually fireable") {
 			t.Fatalf("named fire: %v", err)
 		}
 		f.only(id)
@@ -354,7 +355,7 @@ func TestFireTaskRules(t *testing.T) {
 		    "processors":[{"name":"nowhere","executionMode":"SYNC","config":{"calculationNodesTags":"none"}}]}]},"DONE":{}}}]}`)
 		id := f.create(`{}`)
 		_, err := f.svc.FireTask(context.Background(), f.only(id), f.now.Add(time.Second), 0)
-		if e := AsAPI(err); e.Code != workflow.CodeNoComputeMemberForTag {
+		if e := AsAPI(err); e.Code != apierr.NoComputeMemberForTag {
 			t.Fatalf("fire error %v", err)
 		}
 		f.only(id)

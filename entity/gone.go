@@ -9,7 +9,7 @@ import (
 // ErrClientGone ends work whose client closed its connection: nobody is
 // left to read the answer, so the work stops between phases and writes
 // nothing. The HTTP layer answers it with no body.
-var ErrClientGone = apierr.New("CLIENT_GONE", "the client closed the connection; the request stopped and wrote nothing")
+var ErrClientGone = apierr.New(apierr.ClientGone, "the client closed the connection; the request stopped and wrote nothing")
 
 type goneKey struct{}
 

@@ -39,17 +39,17 @@ func TestCreateEntities(t *testing.T) {
 		code  string
 		msg   string
 	}{
-		"empty":        {nil, apierr.BadRequest, "collection is empty"},
-		"unlocked":     {[]entity.NewEntity{{a, doc}, {u, doc}}, apierr.ModelNotLocked, "item 1: "},
-		"missing":      {[]entity.NewEntity{{a, doc}, {storage.ModelKey{Name: "zz", Version: 1}, doc}}, apierr.ModelNotFound, "item 1: "},
-		"not object":   {[]entity.NewEntity{{a, doc}, {b, doc}, {a, []byte(`[1]`)}}, apierr.BadRequest, "item 2: data must be a JSON object"},
-		"no model":     {[]entity.NewEntity{{storage.ModelKey{}, doc}}, apierr.BadRequest, "item 0: missing model"},
+		"empty":        {nil, apierr.BadRequest.String(), "collection is empty"},
+		"unlocked":     {[]entity.NewEntity{{a, doc}, {u, doc}}, apierr.ModelNotLocked.String(), "item 1: "},
+		"missing":      {[]entity.NewEntity{{a, doc}, {storage.ModelKey{Name: "zz", Version: 1}, doc}}, apierr.ModelNotFound.String(), "item 1: "},
+		"not object":   {[]entity.NewEntity{{a, doc}, {b, doc}, {a, []byte(`[1]`)}}, apierr.BadRequest.String(), "item 2: data must be a JSON object"},
+		"no model":     {[]entity.NewEntity{{storage.ModelKey{}, doc}}, apierr.BadRequest.String(), "item 0: missing model"},
 		"wrong schema": {[]entity.NewEntity{{a, doc}, {a, []byte(`{"n":"text"}`)}}, "", "item 1: "},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := svc.CreateEntities(ctx, actor, tc.items)
 			e, ok := apierr.As(err)
-			if !ok || (tc.code != "" && e.Code != tc.code) || !strings.HasPrefix(e.Message, tc.msg) {
+			if !ok || (tc.code != "" && e.Code.String() != tc.code) || !strings.HasPrefix(e.Message, tc.msg) {
 				t.Fatalf("got %v, want %s %q…", err, tc.code, tc.msg)
 			}
 		})

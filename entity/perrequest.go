@@ -17,8 +17,7 @@ const DefaultMaxPerRequest = 10000
 // MaxPerRequestSetting names the setting in the refusal.
 const MaxPerRequestSetting = "SVC_MAX_ENTITIES_PER_REQUEST"
 
-// codeTooManyEntities answers 413.
-const codeTooManyEntities = "TOO_MANY_ENTITIES"
+// apierr.TooManyEntities answers 413.
 
 // WithMaxPerRequest sets SVC_MAX_ENTITIES_PER_REQUEST, the most entities
 // one create or collection request may carry; values ≤ 0 keep the default.
@@ -35,7 +34,7 @@ func (s *Service) checkCount(n int) error {
 	if n <= s.maxPerRequest {
 		return nil
 	}
-	return apierr.New(codeTooManyEntities, "the request carries "+strconv.Itoa(n)+" entities; at most "+
+	return apierr.New(apierr.TooManyEntities, "the request carries "+strconv.Itoa(n)+" entities; at most "+
 		strconv.Itoa(s.maxPerRequest)+" are allowed per request ("+MaxPerRequestSetting+")",
 		apierr.P("setting", MaxPerRequestSetting), apierr.P("limit", s.maxPerRequest), apierr.P("count", n))
 }

@@ -138,7 +138,7 @@ func (s *Service) Transitions(ctx context.Context, tenant string, id [16]byte, a
 	if at != nil && tx != nil {
 		return nil, badRequest("pointInTime and transactionId are mutually exclusive")
 	}
-	notFound := apierr.New("ENTITY_NOT_FOUND", "entity not found")
+	notFound := apierr.New(apierr.EntityNotFound, "entity not found")
 	if tx != nil {
 		// A transaction's commit instant is known from the revision it wrote.
 		h, err := s.store.History(ctx, tenant, id)

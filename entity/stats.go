@@ -157,7 +157,7 @@ type Grouped struct {
 	Buckets []Bucket
 }
 
-func statsErr(code, msg string) error { return apierr.New(code, msg) }
+func statsErr(code apierr.Code, msg string) error { return apierr.New(code, msg) }
 
 // normPath turns $['a']['b'] into $.a.b.
 func normPath(p string) string {
@@ -210,7 +210,7 @@ type aggState struct {
 func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.ModelKey, req *GroupedQuery) (*Grouped, error) {
 	at := req.At
 	if len(req.GroupBy) == 0 {
-		return nil, statsErr("MISSING_GROUP_BY", "groupBy needs at least one entry")
+		return nil, statsErr(apierr.MissingGroupBy, "groupBy needs at least one entry")
 	}
 	paths := make([]string, len(req.GroupBy))
 	gkeys := make([][]string, len(req.GroupBy))
@@ -220,12 +220,12 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 		if p != "state" {
 			ks, ok := pathKeys(p)
 			if !ok {
-				return nil, statsErr("INVALID_GROUP_BY_PATH", "invalid groupBy path: "+g)
+				return nil, statsErr(apierr.InvalidGroupByPath, "invalid groupBy path: "+g)
 			}
 			gkeys[i] = ks
 		}
 		if seen[p] {
-			return nil, statsErr("DUPLICATE_GROUP_BY", "duplicate groupBy entry: "+p)
+			return nil, statsErr(apierr.DuplicateGroupBy, "duplicate groupBy entry: "+p)
 		}
 		seen[p], paths[i] = true, p
 	}
@@ -237,12 +237,12 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 		switch a.Op {
 		case "sum", "avg", "min", "max", "stdev":
 		default:
-			return nil, statsErr("INVALID_AGGREGATION_OP", "unknown aggregation op: "+a.Op)
+			return nil, statsErr(apierr.InvalidAggregationOp, "unknown aggregation op: "+a.Op)
 		}
 		f := normPath(a.Field)
 		ks, ok := pathKeys(f)
 		if !ok {
-			return nil, statsErr("INVALID_AGGREGATION_FIELD", "invalid aggregation field: "+a.Field)
+			return nil, statsErr(apierr.InvalidAggregationField, "invalid aggregation field: "+a.Field)
 		}
 		pair := a.Op + "\x00" + f
 		alias := a.As
@@ -253,14 +253,14 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 			continue // an identical pair: the first alias wins
 		}
 		if prev, ok := byAlias[alias]; ok && prev != pair {
-			return nil, statsErr("DUPLICATE_AGGREGATION_ALIAS", "alias "+alias+" names two aggregations")
+			return nil, statsErr(apierr.DuplicateAggregationAlias, "alias "+alias+" names two aggregations")
 		}
 		pairs[pair], byAlias[alias] = true, pair
 		aliases = append(aliases, alias)
 		cols = append(cols, aggCol{a.Op, ks})
 	}
 	if req.Limit != nil && (*req.Limit <= 0 || *req.Limit > s.groupMax) {
-		return nil, statsErr("INVALID_LIMIT", "limit must be positive and <= "+strconv.Itoa(s.groupMax))
+		return nil, statsErr(apierr.InvalidLimit, "limit must be positive and <= "+strconv.Itoa(s.groupMax))
 	}
 	if _, err := s.model(ctx, tenant, key); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (s *Service) GroupedStats(ctx context.Context, tenant string, key storage.M
 	groups := map[string]*group{}
 	var kb []byte
 	parts := make([]GroupKeyPart, len(paths))
-	errTooMany := statsErr("GROUP_CARDINALITY_EXCEEDED", "more than "+strconv.Itoa(s.groupMax)+" groups")
+	errTooMany := statsErr(apierr.GroupCardinalityExceeded, "more than "+strconv.Itoa(s.groupMax)+" groups")
 	err := s.scanMatching(ctx, tenant, key, at, cond, func(e *storage.Entity) error {
 		kb = kb[:0]
 		for i, p := range paths {

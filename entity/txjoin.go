@@ -387,7 +387,7 @@ func (o *OpenTx) WithSavepoint(ctx context.Context, fn func(ctx context.Context)
 
 // Token errors (docs/decisions/0015-transactions.md).
 func txNotFound() error {
-	return apierr.New("TRANSACTION_NOT_FOUND", "transaction not found: it is unknown, committed or rolled back")
+	return apierr.New(apierr.TransactionNotFound, "transaction not found: it is unknown, committed or rolled back")
 }
 
 // JoinTx resolves a routing token presented by a request of tenant to the
@@ -399,9 +399,9 @@ func (s *Service) JoinTx(tenant, token string) (*OpenTx, error) {
 	c, err := s.joins.signer.Verify(token)
 	switch {
 	case errors.Is(err, txtoken.ErrExpired):
-		return nil, apierr.New("TRANSACTION_EXPIRED", "transaction token expired")
+		return nil, apierr.New(apierr.TransactionExpired, "transaction token expired")
 	case err != nil:
-		return nil, apierr.New("UNAUTHORIZED", "invalid transaction token")
+		return nil, apierr.New(apierr.Unauthorized, "invalid transaction token")
 	}
 	id, err := uuid.Parse(c.Tx)
 	if err != nil || c.Node != s.joins.signer.Node() {
@@ -414,7 +414,7 @@ func (s *Service) JoinTx(tenant, token string) (*OpenTx, error) {
 		return nil, txNotFound()
 	}
 	if o.tenant != tenant {
-		return nil, apierr.New("FORBIDDEN", "the transaction belongs to another tenant")
+		return nil, apierr.New(apierr.Forbidden, "the transaction belongs to another tenant")
 	}
 	o.mu.Lock()
 	st := o.state
@@ -485,7 +485,7 @@ func runTx(ctx context.Context) *OpenTx {
 func (s *Service) commitOwned(ctx context.Context, tx *storage.Tx) ([16]byte, error) {
 	if j := joinedFrom(ctx); j != nil {
 		if j.tenant != tx.Tenant {
-			return [16]byte{}, apierr.New("FORBIDDEN", "the transaction belongs to another tenant")
+			return [16]byte{}, apierr.New(apierr.Forbidden, "the transaction belongs to another tenant")
 		}
 		tx.ID = j.id
 		if err := j.add(tx); err != nil {

@@ -14,7 +14,7 @@ import (
 
 func joinCode(err error) string {
 	if e, ok := apierr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	if err != nil {
 		return err.Error()

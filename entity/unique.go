@@ -115,7 +115,7 @@ func claimsOf(key storage.ModelKey, keys []compiledKey, data []byte) ([]storage.
 }
 
 func partialKey(key storage.ModelKey, k compiledKey) error {
-	return apierr.New("INVALID_UNIQUE_KEY", "unique key \""+k.id+"\" is partially set: its fields "+strings.Join(k.fields, ", ")+
+	return apierr.New(apierr.InvalidUniqueKey, "unique key \""+k.id+"\" is partially set: its fields "+strings.Join(k.fields, ", ")+
 		" must be all set or all unset", append(keyProps(key), apierr.P("uniqueKey", k.id))...)
 }
 
@@ -159,7 +159,7 @@ func (s *Service) keyWriteOf(ctx context.Context, tenant string, w *storage.Writ
 
 // uniqueViolation is the 409 of a taken value.
 func uniqueViolation(v *storage.UniqueViolation) *apierr.Error {
-	return &apierr.Error{Code: "UNIQUE_VIOLATION", Message: "unique key \"" + v.Key + "\" of model " + v.Model.Name + ":" +
+	return &apierr.Error{Code: apierr.UniqueViolation, Message: "unique key \"" + v.Key + "\" of model " + v.Model.Name + ":" +
 		strconv.Itoa(v.Model.Version) + " is taken: another entity holds the same value",
 		Props: append(keyProps(v.Model), apierr.P("uniqueKey", v.Key)), Cause: v}
 }

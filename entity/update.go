@@ -18,7 +18,7 @@ import (
 )
 
 func modified(id [16]byte) *apierr.Error {
-	return apierr.New("ENTITY_MODIFIED", "entity has been modified since last read", apierr.P("entityId", uuid.UUID(id).String()))
+	return apierr.New(apierr.EntityModified, "entity has been modified since last read", apierr.P("entityId", uuid.UUID(id).String()))
 }
 
 // ifMatchHolds compares an If-Match value to the entity's current
@@ -191,20 +191,20 @@ func (s *Service) Patch(ctx context.Context, a Actor, id [16]byte, format, conte
 
 func (s *Service) patch(ctx context.Context, a Actor, id [16]byte, format, contentType string, ifMatch string, body []byte, transition string) ([16]byte, error) {
 	if format != "JSON" {
-		return [16]byte{}, apierr.New("UNSUPPORTED_MEDIA_TYPE", "PATCH accepts the JSON format only")
+		return [16]byte{}, apierr.New(apierr.UnsupportedMedia, "PATCH accepts the JSON format only")
 	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch mt {
 	case "application/merge-patch+json", "application/json-patch+json":
 	default:
-		return [16]byte{}, apierr.New("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/merge-patch+json")
+		return [16]byte{}, apierr.New(apierr.UnsupportedMedia, "Content-Type must be application/merge-patch+json")
 	}
 	if ifMatch == "" {
-		return [16]byte{}, apierr.New("PRECONDITION_REQUIRED",
+		return [16]byte{}, apierr.New(apierr.PreconditionNeeded,
 			"If-Match is required: send the transactionId from your last read, or * to patch unconditionally")
 	}
 	if mt == "application/json-patch+json" {
-		return [16]byte{}, apierr.New("NOT_IMPLEMENTED", "JSON Patch (RFC 6902) is not supported; use application/merge-patch+json")
+		return [16]byte{}, apierr.New(apierr.NotImplemented, "JSON Patch (RFC 6902) is not supported; use application/merge-patch+json")
 	}
 	patch := bytes.TrimSpace(body)
 	// The limits every document meets (infer.Limits), checked on the
@@ -323,7 +323,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 			e, err := s.load(ctx, a.Tenant, ids[i])
 			if err != nil {
 				if _, ok := apierr.As(err); ok {
-					err = apierr.New("ENTITY_NOT_FOUND", "item "+strconv.Itoa(i)+": entity "+uuid.UUID(ids[i]).String()+" not found",
+					err = apierr.New(apierr.EntityNotFound, "item "+strconv.Itoa(i)+": entity "+uuid.UUID(ids[i]).String()+" not found",
 						apierr.P("entityId", uuid.UUID(ids[i]).String()))
 				}
 				return Chunk{}, err

@@ -48,7 +48,7 @@ func (DefaultWorkflow) OnUpdate(_ context.Context, _ string, _ *storage.Model, s
 			return StateDeleted, data, nil
 		}
 	}
-	return "", nil, apierr.New("TRANSITION_NOT_FOUND", "transition "+transition+" not found from state "+state,
+	return "", nil, apierr.New(apierr.TransitionNotFound, "transition "+transition+" not found from state "+state,
 		apierr.P("transition", transition), apierr.P("state", state))
 }
 

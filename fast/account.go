@@ -1,6 +1,8 @@
 package fast
 
 import (
+	"svc/platform/apierr"
+
 	"github.com/valyala/fasthttp"
 )
 
@@ -14,7 +16,7 @@ func accountHandlers(s *Server) map[string]fasthttp.RequestHandler {
 func (s *Server) account(ctx *fasthttp.RequestCtx) {
 	p := PrincipalOf(ctx)
 	if p == nil {
-		s.writeProblem(ctx, NewProblem(401, "UNAUTHORIZED", "no user context"))
+		s.writeProblem(ctx, NewProblem(apierr.Unauthorized, "no user context"))
 		return
 	}
 	b := append([]byte(nil), `{"userAccountInfo":{"userId":`...)

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/iam"
+	"svc/platform/apierr"
 )
 
 // RFC 6750 section 3 challenges. With no bearer token presented the
@@ -35,13 +36,13 @@ func (s *Server) writeBearerRefusal(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, iam.ErrTokenMalformed):
 		msg, challenge = authFailureMalformed, bearerInvalidMalformed
 	}
-	s.writeProblem(ctx, NewProblem(401, "UNAUTHORIZED", msg))
+	s.writeProblem(ctx, NewProblem(apierr.Unauthorized, msg))
 	ctx.Response.Header.Set(hdrWWWAuthenticate, challenge)
 }
 
 // writeForbidden is the 403 of a verified principal lacking a role.
 func (s *Server) writeForbidden(ctx *fasthttp.RequestCtx, msg string) {
-	s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", msg))
+	s.writeProblem(ctx, NewProblem(apierr.Forbidden, msg))
 	ctx.Response.Header.Set(hdrWWWAuthenticate, bearerInsufficientScope)
 }
 

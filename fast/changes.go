@@ -150,7 +150,7 @@ func (h *changeFeedAPI) role(next fasthttp.RequestHandler) fasthttp.RequestHandl
 	return func(ctx *fasthttp.RequestCtx) {
 		p := PrincipalOf(ctx)
 		if p == nil || !(p.HasRole(iam.RoleM2M) || p.HasRole(iam.RoleAdmin)) {
-			h.s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "the change feed needs ROLE_M2M or ROLE_ADMIN"))
+			h.s.writeProblem(ctx, NewProblem(apierr.Forbidden, "the change feed needs ROLE_M2M or ROLE_ADMIN"))
 			return
 		}
 		next(ctx)
@@ -355,7 +355,7 @@ func (h *changeFeedAPI) changes(ctx *fasthttp.RequestCtx) {
 	}
 	l, err := h.hub.AttachLive(dctx(ctx), PrincipalOf(ctx).TenantID, f, body)
 	if err != nil {
-		h.s.writeProblem(ctx, NewProblem(503, "SERVICE_UNAVAILABLE", err.Error()))
+		h.s.writeProblem(ctx, NewProblem(apierr.ServiceUnavailable, err.Error()))
 		return
 	}
 	sseStart(ctx)

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/iam"
+	"svc/platform/apierr"
 )
 
 // Machine clients (docs/decisions/0006-tokens-keypairs-clients.md): every operation is tenant-scoped by the
@@ -62,7 +63,7 @@ func (s *Server) createClient(ctx *fasthttp.RequestCtx) {
 	if raw := ctx.QueryArgs().Peek("withAdminRole"); raw != nil {
 		v, err := strconv.ParseBool(string(raw))
 		if err != nil {
-			s.writeProblem(ctx, NewProblem(400, "BAD_REQUEST", "withAdminRole must be a boolean",
+			s.writeProblem(ctx, NewProblem(apierr.BadRequest, "withAdminRole must be a boolean",
 				StrProp("parameter", "withAdminRole"), StrProp("invalidValue", string(raw))))
 			return
 		}

@@ -118,7 +118,7 @@ func (e *clusterEnv) start(id, url string, wait time.Duration) *clusterNode {
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
 		entity.WithConditions(ssvc), entity.WithTxTokens(tokens))
 	msvc.SetEntityCounter(esvc)
-	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus}, memberTokens{}, log))
+	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc}, memberTokens{}, log))
 	t.Cleanup(csrv.Stop)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

@@ -299,7 +299,7 @@ func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
 		// Nobody reads an answer: 499 (the client closed the request,
 		// nginx's code) for the access log and metrics, no body, and
 		// the connection closed.
-		ctx.SetStatusCode(statusClientClosed)
+		ctx.SetStatusCode(apierr.ClientGone.HTTPStatus())
 		ctx.SetConnectionClose()
 		return
 	}
@@ -428,7 +428,7 @@ func (h *entityAPI) changes(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *entityAPI) transitions(ctx *fasthttp.RequestCtx) {
-	notFound := apierr.New("ENTITY_NOT_FOUND", "entity not found")
+	notFound := apierr.New(apierr.EntityNotFound, "entity not found")
 	var at *time.Time
 	if raw := ctx.QueryArgs().Peek("pointInTime"); raw != nil {
 		t, err := time.Parse(time.RFC3339Nano, string(raw))
@@ -472,7 +472,7 @@ func (h *entityAPI) fetchTransitions(ctx *fasthttp.RequestCtx) {
 	// (resolved from entityId when not <name>.<version>, docs/decisions/0014-entities.md).
 	id, err := uuid.Parse(rawID)
 	if err != nil {
-		h.fail(ctx, apierr.New("ENTITY_NOT_FOUND", "entity not found"))
+		h.fail(ctx, apierr.New(apierr.EntityNotFound, "entity not found"))
 		return
 	}
 	names, err := h.svc.Transitions(dctx(ctx), PrincipalOf(ctx).TenantID, id, nil, nil)
@@ -548,10 +548,10 @@ func appendTxResult(b []byte, tx, id [16]byte) []byte {
 // form "<CODE>: <message>", isolated items the bare message.
 func appendAPIError(b []byte, e *apierr.Error, idxName string, idx int) []byte {
 	b = append(b, `{"code":`...)
-	b = appendJSONString(b, e.Code)
+	b = appendJSONString(b, e.Code.String())
 	b = append(b, `,"message":`...)
 	if idxName == "chunkIndex" {
-		b = appendJSONString(b, e.Code+": "+e.Message)
+		b = appendJSONString(b, e.Code.String()+": "+e.Message)
 	} else {
 		b = appendJSONString(b, e.Message)
 	}

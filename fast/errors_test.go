@@ -22,9 +22,9 @@ func TestWriteErrorMapsCodesAndProps(t *testing.T) {
 		retryable any
 		props     map[string]any
 	}{
-		{apierr.New("MODEL_NOT_FOUND", "cannot find model entityName=a, version=1", apierr.P("entityName", "a"), apierr.P("entityVersion", 1)),
+		{apierr.New(apierr.ModelNotFound, "cannot find model entityName=a, version=1", apierr.P("entityName", "a"), apierr.P("entityVersion", 1)),
 			404, "MODEL_NOT_FOUND", false, map[string]any{"entityName": "a", "entityVersion": float64(1)}},
-		{apierr.New("BAD_REQUEST", "bad converter", apierr.P("parameter", "converter"), apierr.P("invalidValue", "X"), apierr.P("validValues", []string{"A", "B"})),
+		{apierr.New(apierr.BadRequest, "bad converter", apierr.P("parameter", "converter"), apierr.P("invalidValue", "X"), apierr.P("validValues", []string{"A", "B"})),
 			400, "BAD_REQUEST", false, map[string]any{"parameter": "converter", "invalidValue": "X", "validValues": []any{"A", "B"}}},
 		{fmt.Errorf("put: %w", storage.ErrConflict), 409, "CONFLICT", true, nil},
 		{fmt.Errorf("get: %w", storage.ErrUnavailable), 503, "SERVICE_UNAVAILABLE", true, nil},

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/help"
+	"svc/platform/apierr"
 )
 
 // helpIndex is GET {ctx}/help: every topic without its body.
@@ -44,13 +45,13 @@ func (s *Server) helpTopic(ctx *fasthttp.RequestCtx) {
 // only looks the topic up and copies bytes.
 func (s *Server) serveHelpTopic(ctx *fasthttp.RequestCtx, nameB []byte) {
 	if !help.ValidName(nameB) {
-		s.writeProblem(ctx, NewProblem(400, "BAD_REQUEST", "invalid topic path: allowed characters are A-Z a-z 0-9 . _ - with no leading or trailing dot or hyphen"))
+		s.writeProblem(ctx, NewProblem(apierr.BadRequest, "invalid topic path: allowed characters are A-Z a-z 0-9 . _ - with no leading or trailing dot or hyphen"))
 		return
 	}
 	tp, ok := s.deps.Help.GetBytes(nameB)
 	if !ok {
 		name := string(nameB)
-		s.writeProblem(ctx, NewProblem(404, "HELP_TOPIC_NOT_FOUND", "no such help topic: "+name, StrProp("topic", name)))
+		s.writeProblem(ctx, NewProblem(apierr.HelpTopicNotFound, "no such help topic: "+name, StrProp("topic", name)))
 		return
 	}
 	// People reading help in a terminal or an editor ask for the text

@@ -10,6 +10,7 @@ import (
 
 	"svc/cluster"
 	"svc/cluster/peer"
+	"svc/platform/apierr"
 	"svc/txtoken"
 )
 
@@ -70,14 +71,14 @@ func (s *Server) internalRoute(path string, h peer.Handler, g *peer.Guard) fasth
 		if errors.Is(err, peer.ErrMalformed) {
 			// The caller authenticated: it gets the refusal sealed to its
 			// request, so it can tell the peer's answer from a forgery.
-			s.writeProblem(ctx, NewProblem(400, "BAD_REQUEST", err.Error()))
+			s.writeProblem(ctx, NewProblem(apierr.BadRequest, err.Error()))
 			sealed := g.Key().SealResponse(fasthttp.MethodPost, path, ts, peer.Nonce(body), ctx.Response.Body())
 			ctx.SetContentType(peer.ContentType)
 			ctx.SetBody(sealed)
 			return
 		}
 		if err != nil {
-			s.writeProblem(ctx, &Problem{Status: 500, Code: "SERVER_ERROR", Message: "internal error", Internal: err})
+			s.writeProblem(ctx, &Problem{Code: apierr.ServerError, Message: "internal error", Internal: err})
 			return
 		}
 		ctx.SetStatusCode(fasthttp.StatusOK)
@@ -92,8 +93,8 @@ func (s *Server) internalRoute(path string, h peer.Handler, g *peer.Guard) fasth
 func (s *Server) refuseInternal(ctx *fasthttp.RequestCtx, err error) {
 	s.log.Warn("internal route: call refused", "path", string(ctx.Path()), "remote", ctx.RemoteIP().String(), "error", err)
 	if errors.Is(err, peer.ErrReplayFull) {
-		s.writeProblem(ctx, &Problem{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "too many internal calls; retry", Retryable: true})
+		s.writeProblem(ctx, &Problem{Code: apierr.ServiceUnavailable, Message: "too many internal calls; retry", Retryable: true})
 		return
 	}
-	s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "forbidden"))
+	s.writeProblem(ctx, NewProblem(apierr.Forbidden, "forbidden"))
 }

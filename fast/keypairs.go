@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) serviceAdmin(next fasthttp.RequestHandler) fasthttp.RequestHand
 	return func(ctx *fasthttp.RequestCtx) {
 		p := PrincipalOf(ctx)
 		if p == nil || !p.HasRole(iam.RoleAdmin) || p.TenantID != s.cfg.BootstrapTenantID {
-			s.writeProblem(ctx, NewProblem(403, "FORBIDDEN", "signing keypairs belong to the service: ROLE_ADMIN in the bootstrap tenant is required"))
+			s.writeProblem(ctx, NewProblem(apierr.Forbidden, "signing keypairs belong to the service: ROLE_ADMIN in the bootstrap tenant is required"))
 			return
 		}
 		next(ctx)
@@ -62,7 +63,7 @@ func keypairOut(k *storage.Keypair) keypairDTO {
 // maxKeypairBody caps keypair request bodies.
 const maxKeypairBody = 1 << 20
 
-func badBody() *Problem { return NewProblem(400, "BAD_REQUEST", "invalid request body") }
+func badBody() *Problem { return NewProblem(apierr.BadRequest, "invalid request body") }
 
 // decodeBody decodes a JSON object body into v; an empty body is allowed
 // only when optional.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"svc/platform/apierr"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -21,13 +22,13 @@ func (s *Server) requestError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		p = s.bodyTooLarge()
 	case errors.As(err, &small):
-		p = NewProblem(431, "BAD_REQUEST", "request header block larger than "+strconv.Itoa(MaxHeaderBytes)+" bytes")
+		p = NewProblem(apierr.HeadersTooLarge, "request header block larger than "+strconv.Itoa(MaxHeaderBytes)+" bytes")
 	case errors.As(err, &netErr) && netErr.Timeout():
-		p = NewProblem(408, "BAD_REQUEST", "request not received in time")
+		p = NewProblem(apierr.RequestTimeout, "request not received in time")
 	default:
 		// The parse error text names fasthttp internals and echoes bytes of
 		// the request; the client gets a fixed message.
-		p = NewProblem(400, "BAD_REQUEST", "malformed HTTP request")
+		p = NewProblem(apierr.BadRequest, "malformed HTTP request")
 	}
 	s.writeProblem(ctx, p)
 	s.logAccess(ctx, time.Time{})
@@ -36,7 +37,7 @@ func (s *Server) requestError(ctx *fasthttp.RequestCtx, err error) {
 // bodyTooLarge is the 413 of a body over SVC_HTTP_MAX_BODY_BYTES, whether
 // fasthttp or wholeBody (streamed bodies) found it.
 func (s *Server) bodyTooLarge() *Problem {
-	return NewProblem(413, "BAD_REQUEST", "request body larger than "+strconv.Itoa(s.maxBody())+
+	return NewProblem(apierr.PayloadTooLarge, "request body larger than "+strconv.Itoa(s.maxBody())+
 		" bytes (SVC_HTTP_MAX_BODY_BYTES)", IntProp("maxBodyBytes", int64(s.maxBody())))
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/message"
+	"svc/platform/apierr"
 )
 
 // messageHandlers serves /message/… when a message store is configured.
@@ -29,7 +30,7 @@ func (h *messageAPI) tooLarge(ctx *fasthttp.RequestCtx) bool {
 	if len(ctx.PostBody()) <= message.MaxBodyBytes {
 		return false
 	}
-	h.s.writeProblem(ctx, NewProblem(413, "BAD_REQUEST", "request payload exceeds maximum allowed limit of 10MB"))
+	h.s.writeProblem(ctx, NewProblem(apierr.PayloadTooLarge, "request payload exceeds maximum allowed limit of 10MB"))
 	return true
 }
 

@@ -148,6 +148,7 @@ func (s *Server) writeMetrics(w io.Writer) {
 	metrics.WriteProcessMetrics(&b)
 	s.metrics.set.WritePrometheus(&b)
 	for _, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
+		line = promtoolName(line)
 		if name, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
 			if h, ok := helpTexts[string(bytes.TrimSpace(name))]; ok {
 				line = []byte("# HELP " + string(bytes.TrimSpace(name)) + " " + h + "\n")
@@ -155,6 +156,33 @@ func (s *Server) writeMetrics(w io.Writer) {
 		}
 		_, _ = w.Write(line)
 	}
+}
+
+// runtimeRenames are runtime counters the metrics library names *_count,
+// which promtool check metrics refuses for a counter (issue 26).
+var runtimeRenames = map[string]string{
+	"go_cgo_calls_count": "go_cgo_calls_total",
+	"go_gc_forced_count": "go_gc_forced_total",
+}
+
+// promtoolName makes one line of the runtime and process metrics pass
+// promtool's naming rules: the two runtime counters named *_count become
+// *_total, and the process I/O totals the library types as gauges (they
+// only grow) are typed counters.
+func promtoolName(line []byte) []byte {
+	for from, to := range runtimeRenames {
+		for _, pfx := range []string{"", "# HELP ", "# TYPE "} {
+			if rest, ok := bytes.CutPrefix(line, []byte(pfx+from)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '{') {
+				return append([]byte(pfx+to), rest...)
+			}
+		}
+	}
+	if rest, ok := bytes.CutPrefix(line, []byte("# TYPE process_io_")); ok {
+		if name, ok := bytes.CutSuffix(rest, []byte("_total gauge\n")); ok {
+			return []byte("# TYPE process_io_" + string(name) + "_total counter\n")
+		}
+	}
+	return line
 }
 
 // instrument counts and times every request of one route.

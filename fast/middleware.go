@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/iam"
+	"svc/platform/apierr"
 )
 
 const (
@@ -75,7 +76,7 @@ func validRequestID(b []byte) bool {
 // recovered turns a handler panic into 500 SERVER_ERROR with a ticket; the
 // stack goes to the log under that ticket, never to the client.
 func (s *Server) recovered(ctx *fasthttp.RequestCtx, v any) {
-	p := &Problem{Status: 500, Code: "SERVER_ERROR", Message: "internal error",
+	p := &Problem{Code: apierr.ServerError, Message: "internal error",
 		Internal: fmt.Errorf("panic: %v\n%s", v, debug.Stack())}
 	s.writeProblem(ctx, p)
 }
@@ -109,16 +110,16 @@ func PrincipalOf(ctx *fasthttp.RequestCtx) *iam.Principal {
 }
 
 func (s *Server) notImplemented(ctx *fasthttp.RequestCtx) {
-	s.writeProblem(ctx, NewProblem(501, "NOT_IMPLEMENTED", "this operation is not implemented yet"))
+	s.writeProblem(ctx, NewProblem(apierr.NotImplemented, "this operation is not implemented yet"))
 }
 
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
-	s.writeProblem(ctx, NewProblem(404, "NOT_FOUND", "no route for "+string(ctx.Method())+" "+string(ctx.Path())))
+	s.writeProblem(ctx, NewProblem(apierr.NotFound, "no route for "+string(ctx.Method())+" "+string(ctx.Path())))
 }
 
 func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 	allow := string(ctx.Response.Header.Peek("Allow"))
-	s.writeProblem(ctx, NewProblem(405, "METHOD_NOT_ALLOWED", "method "+string(ctx.Method())+" is not allowed here; allowed: "+allow))
+	s.writeProblem(ctx, NewProblem(apierr.MethodNotAllowed, "method "+string(ctx.Method())+" is not allowed here; allowed: "+allow))
 	ctx.Response.Header.Set("Allow", allow)
 }
 

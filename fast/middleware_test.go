@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/platform/config"
 )
 
@@ -26,7 +27,7 @@ type fixedAuth struct{ p *iam.Principal }
 
 func (f fixedAuth) Authenticate(*fasthttp.RequestCtx) (*iam.Principal, error) { return f.p, nil }
 
-var errUnauthenticated = &Problem{Status: 401, Code: "UNAUTHORIZED", Message: "x"}
+var errUnauthenticated = &Problem{Code: apierr.Unauthorized, Message: "x"}
 
 func serverWithAuth(t *testing.T, a Authenticator, mutate ...func(*config.Config)) *Server {
 	t.Helper()

@@ -253,7 +253,7 @@ func (s *Server) wholeBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 		switch {
 		case err != nil:
 			ctx.SetConnectionClose()
-			s.writeProblem(ctx, &Problem{Status: 400, Code: apierr.BadRequest, Message: "failed to read the request body"})
+			s.writeProblem(ctx, &Problem{Code: apierr.BadRequest, Message: "failed to read the request body"})
 			return
 		case n > limit:
 			ctx.SetConnectionClose()

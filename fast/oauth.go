@@ -15,6 +15,7 @@ import (
 
 	"svc/authcache"
 	"svc/iam"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -60,6 +61,15 @@ func (s *Server) mountOAuthExtras(r *router.Router, cp string) {
 	r.GET(cp+"/.well-known/jwks.json", s.instrument("/.well-known/jwks.json", s.jwks))
 	r.GET(cp+metadataPath, s.instrument(metadataPath, s.oauthMetadata))
 	r.GET(cp+oidcMetadataPath, s.instrument(oidcMetadataPath, s.oauthMetadata))
+	if cp != "" {
+		// RFC 8414 3.1: a client that knows the issuer finds the metadata
+		// at the origin's /.well-known/oauth-authorization-server followed
+		// by the issuer's path; libraries that never add a path look at
+		// the bare root location, so both serve the same document.
+		r.GET(metadataPath, s.instrument(metadataPath, s.oauthMetadata))
+		r.GET(metadataPath+cp, s.instrument(metadataPath+"{ctx}", s.oauthMetadata))
+		r.GET(oidcMetadataPath, s.instrument(oidcMetadataPath, s.oauthMetadata))
+	}
 	for _, p := range []string{"/oauth/token", introspectPath, revokePath} {
 		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
 			r.Handle(m, cp+p, s.instrument(p, func(ctx *fasthttp.RequestCtx) {
@@ -224,7 +234,7 @@ func (s *Server) jwks(ctx *fasthttp.RequestCtx) {
 	}
 	now := time.Now()
 	if d.Stale != nil && d.Stale(now) {
-		s.writeProblem(ctx, &Problem{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "signing keys could not be refreshed", Retryable: true})
+		s.writeProblem(ctx, &Problem{Code: apierr.ServiceUnavailable, Message: "signing keys could not be refreshed", Retryable: true})
 		return
 	}
 	b := append(make([]byte, 0, 1024), `{"keys":[`...)
@@ -245,16 +255,10 @@ func (s *Server) jwks(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(b)
 }
 
-// writeIAMProblem renders an error of an IAM service: *iam.Error with its
-// status and code, anything else through writeError (500 with a ticket).
+// writeIAMProblem renders an error of an IAM service: an *apierr.Error
+// with its code's status (a parameter named in properties), anything else
+// as 500 with a ticket. It is writeError; the name stays for the IAM
+// handlers' call sites.
 func (s *Server) writeIAMProblem(ctx *fasthttp.RequestCtx, err error) {
-	if e, ok := iam.AsError(err); ok {
-		p := NewProblem(e.Status, e.Code, e.Message)
-		if e.Param != "" {
-			p.Props = append(p.Props, StrProp("parameter", e.Param))
-		}
-		s.writeProblem(ctx, p)
-		return
-	}
 	s.writeError(ctx, err)
 }

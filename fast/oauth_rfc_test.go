@@ -242,6 +242,21 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 		if oidc.status != 200 || string(oidc.body) != string(r.body) {
 			t.Fatalf("openid-configuration differs: %d %s", oidc.status, oidc.body)
 		}
+		// RFC 8414 3.1's locations at the origin too (issue 26): the bare
+		// root and the root followed by the context path.
+		origin := strings.TrimSuffix(h.base, cp)
+		for _, u := range []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/oauth-authorization-server" + cp,
+			origin + "/.well-known/openid-configuration"} {
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(b) != string(r.body) {
+				t.Fatalf("cp %q: %s: %d %s", cp, u, resp.StatusCode, b)
+			}
+		}
 		// Every advertised endpoint is where the document says.
 		if r := h.do("GET", "/.well-known/jwks.json", "", nil); r.status != 200 {
 			t.Fatalf("jwks_uri: %d", r.status)

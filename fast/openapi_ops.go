@@ -1,5 +1,7 @@
 package fast
 
+import json "github.com/goccy/go-json"
+
 // opDoc is what the document says about one operation beyond the route
 // table: parameters other than path ones, body, success response and the
 // errors worth knowing. It is keyed by operation id so the route table stays
@@ -594,7 +596,7 @@ func opDocTable() map[string]opDoc {
 		"getStreamData": {
 			desc: "Streams one page (chunked): rows go out as the engine reads them. A failure after rows went out ends the object " +
 				"with an `error` member instead of `lastRowIndexPosition`.",
-			body: jsonBody("What to read.", ref("StreamDataRequest"), true),
+			body: streamDataGetBody(),
 			ok:   okJSON("Rows.", ref("StreamDataRows")),
 		},
 		"importContainer": {
@@ -746,4 +748,24 @@ func pathParamDocs() map[string]pathParamDoc {
 type pathParamDoc struct {
 	desc   string
 	schema Map
+}
+
+// streamDataGetExample is a complete first-page request: the orders of
+// model order/1 created since the start of 2026, oldest first, two
+// columns (issue 26: stream data had no example anywhere). pointTime is
+// left out: the first page reads at now.
+const streamDataGetExample = `{"sdDef":{"requestClass":"order.1",` +
+	`"rangeCondition":{"@bean":"com.cyoda.core.conditions.queryable.GreaterThanEquals","fieldName":"creationDate",` +
+	`"value":{"@type":"java.util.Date","value":"2026-01-01T00:00:00.000+00:00"}},` +
+	`"rangeOrder":"ASC","columns":[{"name":"id"},{"name":"$.customer"},{"name":"$.total"}]},` +
+	`"offset":0,"length":100}`
+
+func streamDataGetBody() Map {
+	b := jsonBody("What to read; send `pointTime: null` on the first page and the answer's `pointTime` with `offset` on the next.",
+		ref("StreamDataRequest"), true)
+	var ex any
+	if err := json.Unmarshal([]byte(streamDataGetExample), &ex); err == nil {
+		b["content"].(Map)["application/json"].(Map)["example"] = ex
+	}
+	return b
 }

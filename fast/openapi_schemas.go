@@ -642,6 +642,7 @@ func componentSchemas() Map {
 			"streamDataDef": ref("StreamDataDef"),
 		}),
 		"StreamDataDef": obj("Which entities and columns a stream reads.", Map{
+			"requestClass":   str("The model read, as `<entityName>.<modelVersion>` (or a model id)."),
 			"rangeCondition": freeObj(""),
 			"rangeOrder":     str(""),
 			"condition":      freeObj(""),

@@ -7,14 +7,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
+
+	"svc/platform/apierr"
 )
 
 // Problem is an RFC 9457 problem detail in svc's envelope (docs/decisions/0004-error-envelope.md).
 // Props holds error-specific members of `properties`; errorCode and
-// retryable are written from Code and Retryable.
+// retryable are written from Code and Retryable. The status is the code's
+// (platform/apierr's catalogue); no handler picks one.
 type Problem struct {
-	Status    int
-	Code      string
+	Code      apierr.Code
 	Message   string
 	Retryable bool
 	Props     []Prop
@@ -38,11 +40,14 @@ func IntProp(k string, v int64) Prop {
 }
 
 // NewProblem is the usual constructor for a 4xx problem.
-func NewProblem(status int, code, msg string, props ...Prop) *Problem {
-	return &Problem{Status: status, Code: code, Message: msg, Props: props}
+func NewProblem(code apierr.Code, msg string, props ...Prop) *Problem {
+	return &Problem{Code: code, Message: msg, Props: props}
 }
 
-func (p *Problem) Error() string { return p.Code + ": " + p.Message }
+// Status is the HTTP status of the problem's code.
+func (p *Problem) Status() int { return p.Code.HTTPStatus() }
+
+func (p *Problem) Error() string { return p.Code.String() + ": " + p.Message }
 
 // writeProblem renders p as application/problem+json. instance is the request
 // path without the context path (docs/decisions/0004-error-envelope.md).
@@ -57,31 +62,33 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
 	} else {
 		s.stampRequestID(ctx)
 	}
-	ctx.SetStatusCode(p.Status)
+	status := p.Status()
+	code := p.Code.String()
+	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/problem+json")
 	b := make([]byte, 0, 256)
 	b = append(b, `{"type":"about:blank","title":`...)
-	b = appendJSONString(b, fasthttp.StatusMessage(p.Status))
+	b = appendJSONString(b, fasthttp.StatusMessage(status))
 	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(p.Status), 10)
-	detail := p.Code + ": " + p.Message
+	b = strconv.AppendInt(b, int64(status), 10)
+	detail := code + ": " + p.Message
 	var ticket string
-	if p.Status >= 500 {
+	if status >= 500 {
 		ticket = uuid.NewString()
 		if s.cfg.ErrorResponseMode == "verbose" && p.Internal != nil {
-			detail = p.Code + ": " + p.Internal.Error()
-		} else if p.Code == "SERVER_ERROR" {
+			detail = code + ": " + p.Internal.Error()
+		} else if p.Code == apierr.ServerError {
 			detail = "SERVER_ERROR: internal error [ticket: " + ticket + "]"
 		}
 		if p.Internal != nil {
 			s.log.LogAttrs(context.Background(), slog.LevelError, "request failed", slog.String("ticket", ticket),
 				slog.String("request_id", string(requestID(ctx))), slog.String("path", string(ctx.Path())),
-				slog.Int("status", p.Status), slog.String("code", p.Code), slog.Any("err", p.Internal))
+				slog.Int("status", status), slog.String("code", code), slog.Any("err", p.Internal))
 		}
 	} else if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.log.LogAttrs(context.Background(), slog.LevelDebug, "request refused",
 			slog.String("request_id", string(requestID(ctx))), slog.String("path", string(ctx.Path())),
-			slog.Int("status", p.Status), slog.String("code", p.Code), slog.String("detail", p.Message))
+			slog.Int("status", status), slog.String("code", code), slog.String("detail", p.Message))
 	}
 	b = append(b, `,"detail":`...)
 	b = appendJSONString(b, detail)
@@ -92,9 +99,10 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, p *Problem) {
 		b = appendJSONString(b, ticket)
 	}
 	b = append(b, `,"properties":{"errorCode":`...)
-	b = appendJSONString(b, p.Code)
-	if p.Status >= 400 && p.Status < 500 || p.Retryable {
-		if p.Retryable {
+	b = appendJSONString(b, code)
+	retryable := p.Retryable || p.Code.Retryable()
+	if status >= 400 && status < 500 || retryable {
+		if retryable {
 			b = append(b, `,"retryable":true`...)
 		} else {
 			b = append(b, `,"retryable":false`...)

@@ -148,7 +148,7 @@ func (h *entityAPI) groupedStats(ctx *fasthttp.RequestCtx) {
 	// entity writes' 400 (docs/decisions/0003-http-surface-and-routing.md).
 	b := ctx.PostBody()
 	if len(b) > entity.MaxBodyBytes {
-		h.s.writeProblem(ctx, NewProblem(413, apierr.BadRequest, "request payload exceeds maximum allowed limit of 10MB"))
+		h.s.writeProblem(ctx, NewProblem(apierr.PayloadTooLarge, "request payload exceeds maximum allowed limit of 10MB"))
 		return
 	}
 	q, err := decodeGroupedQuery(b)
@@ -223,13 +223,13 @@ func decodeGroupedQuery(body []byte) (*entity.GroupedQuery, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return nil, apierr.New("MALFORMED_REQUEST", "invalid request body: "+err.Error())
+		return nil, apierr.New(apierr.MalformedRequest, "invalid request body: "+err.Error())
 	}
 	q := &entity.GroupedQuery{GroupBy: req.GroupBy, Condition: req.Condition, Aggregations: req.Aggregations, Limit: req.Limit}
 	if req.PointInTime != nil {
 		t, err := time.Parse(time.RFC3339Nano, *req.PointInTime)
 		if err != nil || !storage.InstantInRange(t) {
-			return nil, apierr.New("MALFORMED_REQUEST", "invalid pointInTime: an RFC 3339 instant "+storage.InstantRangeText+" is expected",
+			return nil, apierr.New(apierr.MalformedRequest, "invalid pointInTime: an RFC 3339 instant "+storage.InstantRangeText+" is expected",
 				apierr.P("field", "pointInTime"), apierr.P("invalidValue", *req.PointInTime))
 		}
 		q.At = &t

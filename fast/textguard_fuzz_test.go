@@ -33,7 +33,7 @@ func FuzzRequestTextFault(f *testing.F) {
 		ctx.Request.SetBody(body)
 		ctx.SetUserValue("entityName", param)
 		err := requestTextFault(&ctx, []string{"entityName"}, true)
-		if err != nil && err.Code != "BAD_REQUEST" {
+		if err != nil && err.Code.String() != "BAD_REQUEST" {
 			t.Fatalf("code %s", err.Code)
 		}
 		if !jsondoc.ValidText(param) && err == nil {

@@ -111,5 +111,5 @@ func (s *Server) reactivateTrustedKey(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) trustedDisabled(ctx *fasthttp.RequestCtx) {
-	s.writeError(ctx, apierr.New("FEATURE_DISABLED", "trusted-key registration is disabled"))
+	s.writeError(ctx, apierr.New(apierr.FeatureDisabled, "trusted-key registration is disabled"))
 }

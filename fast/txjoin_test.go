@@ -65,7 +65,7 @@ func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
 		entity.WithConditions(ssvc), entity.WithTxTokens(sg))
 	msvc.SetEntityCounter(esvc)
-	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc, ErrorStatus: ErrorStatus}, memberTokens{}, slog.New(slog.DiscardHandler)))
+	csrv.Start(lis, crud.New(crud.Services{Entities: esvc, Models: msvc, Search: ssvc}, memberTokens{}, slog.New(slog.DiscardHandler)))
 	t.Cleanup(csrv.Stop)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {

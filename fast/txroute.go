@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/cluster/peer"
+	"svc/platform/apierr"
 	"svc/txtoken"
 )
 
@@ -73,10 +74,10 @@ func (tr *txRouter) route(ctx *fasthttp.RequestCtx, tok []byte, next fasthttp.Re
 	cl, err := tr.tokens.Verify(string(tok))
 	switch {
 	case errors.Is(err, txtoken.ErrExpired):
-		tr.s.writeProblem(ctx, NewProblem(410, "TRANSACTION_EXPIRED", "transaction token expired"))
+		tr.s.writeProblem(ctx, NewProblem(apierr.TransactionExpired, "transaction token expired"))
 		return
 	case err != nil:
-		tr.s.writeProblem(ctx, NewProblem(401, "UNAUTHORIZED", "invalid transaction token"))
+		tr.s.writeProblem(ctx, NewProblem(apierr.Unauthorized, "invalid transaction token"))
 		return
 	}
 	if cl.Node == tr.self {
@@ -109,7 +110,7 @@ func (tr *txRouter) proxy(ctx *fasthttp.RequestCtx, ownerID, base string) {
 		switch {
 		case err != nil:
 			ctx.SetConnectionClose()
-			tr.s.writeProblem(ctx, &Problem{Status: 400, Code: "BAD_REQUEST", Message: "failed to read the request body"})
+			tr.s.writeProblem(ctx, &Problem{Code: apierr.BadRequest, Message: "failed to read the request body"})
 			return
 		case n > limit:
 			ctx.SetConnectionClose()
@@ -132,7 +133,7 @@ func (tr *txRouter) proxy(ctx *fasthttp.RequestCtx, ownerID, base string) {
 }
 
 func nodeUnavailable(node string, cause error) *Problem {
-	return &Problem{Status: 503, Code: "TRANSACTION_NODE_UNAVAILABLE",
+	return &Problem{Code: apierr.TransactionNodeUnavailable,
 		Message:  "the node that owns the transaction is not reachable",
 		Props:    []Prop{StrProp("nodeId", node)},
 		Internal: cause}

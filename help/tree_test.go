@@ -117,9 +117,11 @@ func TestEveryEmittedErrorCodeHasTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The scanner must see the codes the HTTP layer writes directly.
-	for _, c := range []string{"NOT_FOUND", "METHOD_NOT_ALLOWED", "NOT_IMPLEMENTED", "SERVICE_UNAVAILABLE",
-		"SERVER_ERROR", "UNAUTHORIZED", "FORBIDDEN", "HELP_TOPIC_NOT_FOUND", "BAD_REQUEST", "CONFLICT"} {
+	// API codes are entries of the closed catalogue (platform/apierr), whose
+	// topics fast's TestCatalogueCodesHaveTopics checks; what is left for
+	// the scanner are codes written as strings on other wires: the compute
+	// protocol's error classes.
+	for _, c := range []string{"CLIENT_ERROR", "MEMBER_ERROR", "SERVER_ERROR"} {
 		if len(codes[c]) == 0 {
 			t.Errorf("scanner missed %s", c)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -52,7 +53,9 @@ type ClientCredentials struct {
 	Roles    []string
 }
 
-func clientNotFound() *Error { return notFound("M2M_CLIENT_NOT_FOUND", "M2M client not found") }
+func clientNotFound() *apierr.Error {
+	return notFound(apierr.M2MClientNotFound, "M2M client not found")
+}
 
 // ValidClientID reports whether id has the shape of a client id in a path.
 func ValidClientID(id string) bool {
@@ -79,7 +82,7 @@ func checkClientID(id string) error {
 // withAdmin is asked and the deployment allows it.
 func (c *Clients) Create(ctx context.Context, tenant string, withAdmin bool) (*ClientCredentials, error) {
 	if withAdmin && !c.adminRoleEnabled {
-		return nil, &Error{Status: 404, Code: "FEATURE_DISABLED", Message: "M2M admin-role grants are disabled"}
+		return nil, apierr.New(apierr.FeatureDisabled, "M2M admin-role grants are disabled")
 	}
 	roles := []string{RoleM2M}
 	if withAdmin {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -283,7 +284,7 @@ type IssueRequest struct {
 	GracePeriod       time.Duration
 }
 
-func keypairNotFound() *Error { return notFound("KEYPAIR_NOT_FOUND", "key pair not found") }
+func keypairNotFound() *apierr.Error { return notFound(apierr.KeypairNotFound, "key pair not found") }
 
 // Issue creates an RSA-2048 keypair, which becomes the signer of its
 // audience at once; with InvalidateCurrent the other active keys of the
@@ -293,7 +294,7 @@ func (k *Keys) Issue(ctx context.Context, req IssueRequest) (*storage.Keypair, e
 		req.Algorithm = "RS256"
 	}
 	if req.Algorithm != "RS256" {
-		return nil, &Error{Status: 400, Code: "UNSUPPORTED_ALGORITHM", Message: "only RS256 is supported", Param: "algorithm"}
+		return nil, apierr.New(apierr.UnsupportedAlgorithm, "only RS256 is supported", apierr.P("parameter", "algorithm"))
 	}
 	if req.Audience != AudienceClient && req.Audience != AudienceHuman {
 		return nil, badParam("audience", "invalid audience: must be human or client")
@@ -367,7 +368,7 @@ func (k *Keys) Current(ctx context.Context, aud string) (*storage.Keypair, error
 		}
 	}
 	if best == nil {
-		return nil, notFound("KEYPAIR_NOT_FOUND", "no active key pair for audience")
+		return nil, notFound(apierr.KeypairNotFound, "no active key pair for audience")
 	}
 	return best, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )
@@ -107,7 +108,7 @@ func TestSignerSelectionAndWindows(t *testing.T) {
 	}
 	if err := k.Invalidate(ctx, "nope", 0); err == nil {
 		t.Fatal("unknown kid invalidated")
-	} else if e, _ := AsError(err); e.Code != "KEYPAIR_NOT_FOUND" {
+	} else if e, _ := apierr.As(err); e.Code.String() != "KEYPAIR_NOT_FOUND" {
 		t.Fatalf("unknown kid: %v", err)
 	}
 	if _, err := k.Issue(ctx, IssueRequest{Audience: AudienceClient, InvalidateCurrent: true, GracePeriod: MaxGracePeriod + time.Second}); err == nil {

@@ -41,7 +41,7 @@ func ParseChangeLevel(s string) (ChangeLevel, error) {
 			return ChangeLevel(i), nil
 		}
 	}
-	return ChangeNone, apierr.New(CodeBadRequest,
+	return ChangeNone, apierr.New(apierr.BadRequest,
 		`invalid change level "`+s+`"; valid values: ARRAY_LENGTH, ARRAY_ELEMENTS, TYPE, STRUCTURAL`,
 		apierr.P("parameter", "changeLevel"),
 		apierr.P("suppliedValue", s),

@@ -30,7 +30,7 @@ import (
 // DOUBLE field) is no change at any level.
 func (m *Model) Check(doc []byte, level ChangeLevel, lim Limits) (*Model, error) {
 	if level > ChangeStructural {
-		return nil, apierr.New(CodeBadRequest, "invalid change level", apierr.P("changeLevel", int(level)))
+		return nil, apierr.New(apierr.BadRequest, "invalid change level", apierr.P("changeLevel", int(level)))
 	}
 	if ok, err := m.fits(doc, lim); err != nil || ok {
 		return nil, err
@@ -125,13 +125,13 @@ func (c *checker) strictError() error {
 	all := strings.Join(msgs, "; ")
 	for _, e := range c.errs {
 		if e.mismatch {
-			return apierr.New(CodeIncompatibleType, "validation failed: "+all,
+			return apierr.New(apierr.IncompatibleType, "validation failed: "+all,
 				apierr.P("fieldPath", e.path),
 				apierr.P("expectedType", e.expected),
 				apierr.P("actualType", e.actual))
 		}
 	}
-	return apierr.New(CodeBadRequest, "validation failed: "+all, apierr.P("fieldPath", c.errs[0].path))
+	return apierr.New(apierr.BadRequest, "validation failed: "+all, apierr.P("fieldPath", c.errs[0].path))
 }
 
 // need records a difference requiring level req at path.
@@ -143,7 +143,7 @@ func (c *checker) need(req ChangeLevel, path, reason string) {
 		c.changed = true
 		return
 	}
-	c.violation = apierr.New(CodeBadRequest,
+	c.violation = apierr.New(apierr.BadRequest,
 		fmt.Sprintf(`change level violation: %s requires %s level, but level is "%s"`, reason, req, c.level),
 		apierr.P("fieldPath", levelPath(path)),
 		apierr.P("requiredLevel", req.String()),
@@ -155,7 +155,7 @@ func (c *checker) polymorphic(path, existing, incoming string) {
 		return
 	}
 	p := levelPath(path)
-	c.violation = apierr.New(CodePolymorphicSlot,
+	c.violation = apierr.New(apierr.PolymorphicSlot,
 		fmt.Sprintf(`polymorphic slot not yet supported at %q: existing %s, incoming %s — normalize the document to the model's shape`, p, existing, incoming),
 		apierr.P("fieldPath", p),
 		apierr.P("existingKind", existing),

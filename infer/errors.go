@@ -16,16 +16,11 @@ import (
 //     not assignable (props fieldPath, expectedType, actualType);
 //   - POLYMORPHIC_SLOT: an extension would give a slot a second kind
 //     (props fieldPath, existingKind, incomingKind).
-const (
-	CodeBadRequest       = apierr.BadRequest
-	CodeIncompatibleType = apierr.IncompatibleType
-	CodePolymorphicSlot  = apierr.PolymorphicSlot
-)
 
 // limitError names the bound a document crossed, so a client can tell which
 // knob to respect.
 func limitError(name string, max int, what string) *apierr.Error {
-	return apierr.New(CodeBadRequest,
+	return apierr.New(apierr.BadRequest,
 		fmt.Sprintf("%s exceeds the limit %s=%d", what, name, max),
 		apierr.P("limit", name), apierr.P("max", max))
 }
@@ -43,5 +38,5 @@ func (e *syntaxError) Error() string {
 // badRequest wraps a cause (syntax error, decoder complaint) into the API
 // error, keeping the cause for logs.
 func badRequest(context string, cause error) *apierr.Error {
-	return &apierr.Error{Code: CodeBadRequest, Message: context + ": " + cause.Error(), Cause: cause}
+	return &apierr.Error{Code: apierr.BadRequest, Message: context + ": " + cause.Error(), Cause: cause}
 }

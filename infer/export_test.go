@@ -2,6 +2,7 @@ package infer
 
 import (
 	"strings"
+	"svc/platform/apierr"
 	"testing"
 )
 
@@ -62,7 +63,7 @@ func TestParseSimpleViewRejects(t *testing.T) {
 			t.Errorf("%s accepted", in)
 			continue
 		}
-		if e := apiErr(t, err); e.Code != CodeBadRequest {
+		if e := apiErr(t, err); e.Code != apierr.BadRequest {
 			t.Errorf("%s: %s", in, e.Code)
 		}
 	}

@@ -76,7 +76,7 @@ func (w *walker) validate(doc []byte) error {
 		switch k {
 		case tokEOF:
 			if len(counts) == 0 && t.pos == 0 {
-				return apierr.New(CodeBadRequest, "empty document: expected a JSON object or an array of objects")
+				return apierr.New(apierr.BadRequest, "empty document: expected a JSON object or an array of objects")
 			}
 			return nil
 		case tokObjectEnd, tokArrayEnd:
@@ -109,7 +109,7 @@ func (w *walker) validate(doc []byte) error {
 				w.tape[len(w.tape)-1] |= tapeDotted
 			}
 			if bracket && bytes.Contains(name, reservedArraySuffix) {
-				return apierr.New(CodeBadRequest,
+				return apierr.New(apierr.BadRequest,
 					"field name "+quoteForMessage(name)+" contains the reserved sequence [*]",
 					apierr.P("field", string(name)))
 			}
@@ -123,12 +123,12 @@ func (w *walker) validate(doc []byte) error {
 		switch {
 		case d == 0:
 			if k != tokObjectStart && k != tokArrayStart {
-				return apierr.New(CodeBadRequest, "document root must be a JSON object or an array of objects")
+				return apierr.New(apierr.BadRequest, "document root must be a JSON object or an array of objects")
 			}
 			rootArray = k == tokArrayStart
 		case d == 1 && rootArray:
 			if k != tokObjectStart {
-				return apierr.New(CodeBadRequest, "a root array must hold only objects (each is one sample)")
+				return apierr.New(apierr.BadRequest, "a root array must hold only objects (each is one sample)")
 			}
 		}
 		if d > 0 && t.stack[d-1] == '[' {

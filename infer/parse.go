@@ -59,7 +59,7 @@ func segments(path []byte) int {
 }
 
 func svError(format string, a ...any) error {
-	return apierr.New(CodeBadRequest, "invalid SIMPLE_VIEW: "+fmt.Sprintf(format, a...))
+	return apierr.New(apierr.BadRequest, "invalid SIMPLE_VIEW: "+fmt.Sprintf(format, a...))
 }
 
 // text returns a string token's decoded contents (valid until the next

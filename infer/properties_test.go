@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"strings"
+	"svc/platform/apierr"
 	"testing"
 	"time"
 
@@ -180,7 +181,7 @@ func TestPropertyCheckAdmitsWhatTheModelSaw(t *testing.T) {
 		for _, d := range extra {
 			w, err := m.Check([]byte(d), ChangeStructural, Limits{})
 			if err != nil {
-				if e := apiErr(t, err); e.Code != CodePolymorphicSlot {
+				if e := apiErr(t, err); e.Code != apierr.PolymorphicSlot {
 					t.Fatalf("seed %d: STRUCTURAL rejected with %v\ndoc %s\nmodel %s", seed, err, d, before)
 				}
 				continue

@@ -148,7 +148,7 @@ type headerJSON struct {
 
 func notFound(id [16]byte) error {
 	sid := uuid.UUID(id).String()
-	return apierr.New("ENTITY_NOT_FOUND", "message id="+sid+" not found", apierr.P("messageId", sid))
+	return apierr.New(apierr.EntityNotFound, "message id="+sid+" not found", apierr.P("messageId", sid))
 }
 
 // Get returns a message of the tenant.

@@ -35,7 +35,7 @@ func exportSV(t *testing.T, s *Service, tenant string, key storage.ModelKey) str
 func wantCode(t *testing.T, err error, code string) *apierr.Error {
 	t.Helper()
 	e, ok := apierr.As(err)
-	if !ok || e.Code != code {
+	if !ok || e.Code.String() != code {
 		t.Fatalf("got %v, want %s", err, code)
 	}
 	return e
@@ -55,17 +55,17 @@ func TestAdmit(t *testing.T) {
 		s := New(store, nil)
 		k := storage.ModelKey{Name: "person", Version: 1}
 
-		e := wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{}`)}), apierr.ModelNotFound)
+		e := wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{}`)}), apierr.ModelNotFound.String())
 		if prop(e, "entityName") != "person" || prop(e, "entityVersion") != 1 {
 			t.Errorf("404 props %v", e.Props)
 		}
 		mustImport(t, s, "A", k, `{"name":"Ann","age":30,"tags":["x"]}`)
-		wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{"name":"Bob"}`)}), apierr.ModelNotLocked)
+		wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{"name":"Bob"}`)}), apierr.ModelNotLocked.String())
 		if _, err := s.Lock(ctxb, "A", k); err != nil {
 			t.Fatal(err)
 		}
 		// Another tenant's model is absent.
-		wantCode(t, s.Admit(ctxb, "B", k, [][]byte{[]byte(`{"name":"Bob"}`)}), apierr.ModelNotFound)
+		wantCode(t, s.Admit(ctxb, "B", k, [][]byte{[]byte(`{"name":"Bob"}`)}), apierr.ModelNotFound.String())
 
 		before := exportSV(t, s, "A", k)
 		rev := func() int64 {
@@ -84,7 +84,7 @@ func TestAdmit(t *testing.T) {
 		}
 
 		// Strict (no change level): a wrong leaf type and a new field are rejected.
-		e = wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{"age":"old"}`)}), apierr.IncompatibleType)
+		e = wantCode(t, s.Admit(ctxb, "A", k, [][]byte{[]byte(`{"age":"old"}`)}), apierr.IncompatibleType.String())
 		if prop(e, "entityName") != "person" || prop(e, "entityVersion") != "1" {
 			t.Errorf("INCOMPATIBLE_TYPE props %v", e.Props)
 		}
@@ -210,7 +210,7 @@ func TestEntityCounterHook(t *testing.T) {
 			asked = append(asked, fmt.Sprintf("%s/%s/%d", tenant, key.Name, key.Version))
 			return 5
 		}))
-		e := wantCode(t, func() error { _, err := s.Unlock(ctxb, "A", k); return err }(), apierr.ModelHasEntities)
+		e := wantCode(t, func() error { _, err := s.Unlock(ctxb, "A", k); return err }(), apierr.ModelHasEntities.String())
 		if prop(e, "entityCount") != int64(5) || !strings.Contains(e.Message, "cannot unlock: 5 entities exist") {
 			t.Errorf("unlock: %v %v", e, e.Props)
 		}
@@ -222,7 +222,7 @@ func TestEntityCounterHook(t *testing.T) {
 			t.Fatalf("nil counter means no entities: %v", err)
 		}
 		s.SetEntityCounter(countFn(func(string, storage.ModelKey) int64 { return 2 }))
-		e = wantCode(t, func() error { _, err := s.Delete(ctxb, "A", k); return err }(), apierr.ModelHasEntities)
+		e = wantCode(t, func() error { _, err := s.Delete(ctxb, "A", k); return err }(), apierr.ModelHasEntities.String())
 		if !strings.Contains(e.Message, "cannot delete: 2 entities exist") {
 			t.Errorf("delete: %v", e)
 		}

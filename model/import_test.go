@@ -64,12 +64,12 @@ func TestBodyLimits(t *testing.T) {
 	big := append([]byte(`{"a":"`), bytes.Repeat([]byte("x"), MaxBodyBytes)...)
 	big = append(big, `"}`...)
 	_, err := s.Import(ctxb, "A", k, FormatJSON, ConvSampleData, big)
-	wantCode(t, err, apierr.BadRequest)
+	wantCode(t, err, apierr.BadRequest.String())
 	_, err = s.Validate(ctxb, "A", k, big)
-	e := wantCode(t, err, apierr.BadRequest)
+	e := wantCode(t, err, apierr.BadRequest.String())
 	if !strings.Contains(e.Message, "failed to read body") {
 		t.Errorf("validate over the limit: %v", e)
 	}
 	s.Lock(ctxb, "A", k)
-	wantCode(t, s.Admit(ctxb, "A", k, [][]byte{big}), apierr.BadRequest)
+	wantCode(t, s.Admit(ctxb, "A", k, [][]byte{big}), apierr.BadRequest.String())
 }

@@ -67,7 +67,7 @@ func (s *Service) requireNoEntities(ctx context.Context, tenant string, key stor
 func (s *Service) Unlock(ctx context.Context, tenant string, key storage.ModelKey) (*ActionResult, error) {
 	_, err := s.update(ctx, tenant, key, "unlocking", func(m *storage.Model) error {
 		if m.State != Locked {
-			return stateConflict(apierr.ModelAlreadyUnlock, key, fmt.Sprintf("model %s:%d is not locked", key.Name, key.Version), Locked, Unlocked)
+			return stateConflict(apierr.ModelAlreadyUnlocked, key, fmt.Sprintf("model %s:%d is not locked", key.Name, key.Version), Locked, Unlocked)
 		}
 		if err := s.requireNoEntities(ctx, tenant, key, "unlock"); err != nil {
 			return err

@@ -163,7 +163,7 @@ func badParam(name, value, msg string) error {
 	return apierr.New(apierr.BadRequest, msg, apierr.P("parameter", name), apierr.P("invalidValue", value))
 }
 
-func stateConflict(code string, key storage.ModelKey, msg, expected, actual string) error {
+func stateConflict(code apierr.Code, key storage.ModelKey, msg, expected, actual string) error {
 	props := append(keyProps(key), apierr.P("expectedState", expected), apierr.P("actualState", actual))
 	return apierr.New(code, msg, props...)
 }

@@ -17,17 +17,17 @@ func TestOddTextRefusedWithoutTheHTTPGuard(t *testing.T) {
 		for _, name := range []string{"a\x00b", "\xff", "\xed\xa0\x80"} {
 			k := storage.ModelKey{Name: name, Version: 1}
 			_, err := s.Import(ctxb, "A", k, "JSON", ConvSampleData, []byte(`{"a":1}`))
-			wantCode(t, err, apierr.BadRequest)
+			wantCode(t, err, apierr.BadRequest.String())
 			_, err = s.Lock(ctxb, "A", k)
-			wantCode(t, err, apierr.BadRequest)
+			wantCode(t, err, apierr.BadRequest.String())
 		}
 		k := storage.ModelKey{Name: "ok", Version: 1}
 		for _, doc := range []string{`{"a":1,"a":2}`, `{"a":"\u0000"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}"} {
 			_, err := s.Import(ctxb, "A", k, "JSON", ConvSampleData, []byte(doc))
-			wantCode(t, err, apierr.BadRequest)
+			wantCode(t, err, apierr.BadRequest.String())
 		}
 		mustImport(t, s, "A", k, `{"a":1}`)
 		err := s.ImportWorkflows(ctxb, "A", k, []byte(`{"importMode":"MERGE","workflows":[{"name":"w","name":"v"}]}`), nil)
-		wantCode(t, err, apierr.BadRequest)
+		wantCode(t, err, apierr.BadRequest.String())
 	})
 }

@@ -73,7 +73,7 @@ func (s *Service) SetUniqueKeys(ctx context.Context, tenant string, key storage.
 }
 
 func badKeyDef(key storage.ModelKey, msg string) error {
-	return apierr.New(apierr.InvalidUniqueKeyDef, msg, keyProps(key)...)
+	return apierr.New(apierr.InvalidUniqueKeyDefinition, msg, keyProps(key)...)
 }
 
 // checkUniqueKeys validates key definitions against a SIMPLE_VIEW schema.

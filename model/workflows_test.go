@@ -74,7 +74,7 @@ func TestExportWorkflowsStampsCurrentVersion(t *testing.T) {
 	svc := New(store, nil)
 	if _, err := svc.ExportWorkflows(t.Context(), "A", key); err == nil {
 		t.Fatal("export of a model without workflows succeeded")
-	} else if e, ok := apierr.As(err); !ok || e.Code != "WORKFLOW_NOT_FOUND" {
+	} else if e, ok := apierr.As(err); !ok || e.Code.String() != "WORKFLOW_NOT_FOUND" {
 		t.Fatalf("export without workflows: %v", err)
 	}
 	// Import needs no unlocked model either.

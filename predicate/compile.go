@@ -136,7 +136,7 @@ func (e *Expr) Compile(s Schema) (*Condition, error) {
 	case c.pathErr != nil:
 		return nil, c.pathErr
 	case len(c.unknown) > 0:
-		return nil, apierr.New("INVALID_FIELD_PATH", "condition references unknown field path(s): "+
+		return nil, apierr.New(apierr.InvalidFieldPath, "condition references unknown field path(s): "+
 			strings.Join(c.unknown, ", "), apierr.P("paths", c.unknown))
 	case c.regexErr != nil:
 		return nil, c.regexErr
@@ -198,7 +198,7 @@ func (c *compiler) node(e *Expr) *node {
 		return &node{kind: nData, data: &dataLeaf{never: true, op: e.op}}
 	}
 	if kind == PathContainer && e.op.family() != famPresence {
-		c.setType(apierr.New("INVALID_FIELD_PATH", "field "+strconv.Quote(p.raw)+
+		c.setType(apierr.New(apierr.InvalidFieldPath, "field "+strconv.Quote(p.raw)+
 			" is a container with substructure; navigate to a leaf sub-path", apierr.P("path", p.raw),
 			apierr.P("operator", e.op.String())))
 	}
@@ -242,7 +242,7 @@ func (c *compiler) arrayNode(e *Expr) *node {
 		return n
 	}
 	if kind != PathLeaf {
-		c.setType(apierr.New("INVALID_FIELD_PATH", "field "+strconv.Quote(p.raw)+" is not an array of values",
+		c.setType(apierr.New(apierr.InvalidFieldPath, "field "+strconv.Quote(p.raw)+" is not an array of values",
 			apierr.P("path", p.raw)))
 		return n
 	}
@@ -402,7 +402,7 @@ func (c *compiler) typed(l *dataLeaf, v operand, types TypeSet) {
 			}
 		}
 		if !parsed {
-			c.setType(apierr.New("CONDITION_TYPE_MISMATCH", "operand "+b.text+" parses into none of field "+
+			c.setType(apierr.New(apierr.ConditionTypeMismatch, "operand "+b.text+" parses into none of field "+
 				strconv.Quote(l.p.raw)+"'s declared types "+types.String(), apierr.P("path", l.p.raw),
 				apierr.P("operator", l.op.String()), apierr.P("operand", b.text), apierr.P("types", types.String())))
 			l.never = true
@@ -456,7 +456,7 @@ func (c *compiler) metaLeaf(e *Expr) *metaLeaf {
 	f, ok := metaFields[e.field]
 	l := &metaLeaf{field: f, op: e.op}
 	if !ok {
-		c.setType(apierr.New("INVALID_FIELD_PATH", "unknown meta filter field "+strconv.Quote(e.field),
+		c.setType(apierr.New(apierr.InvalidFieldPath, "unknown meta filter field "+strconv.Quote(e.field),
 			apierr.P("field", e.field)))
 		l.never = true
 		return l
@@ -483,7 +483,7 @@ func (c *compiler) metaLeaf(e *Expr) *metaLeaf {
 			}
 			sub, t, ok := classifyTemporal([]byte(b.text))
 			if !ok || sub == TypeLocalTime {
-				c.setType(apierr.New("CONDITION_TYPE_MISMATCH", "operand["+strconv.Itoa(i)+"] "+b.text+
+				c.setType(apierr.New(apierr.ConditionTypeMismatch, "operand["+strconv.Itoa(i)+"] "+b.text+
 					" parses into no temporal type for field "+strconv.Quote(e.field), apierr.P("field", e.field),
 					apierr.P("operator", e.op.String()), apierr.P("operand", b.text)))
 				l.never = true

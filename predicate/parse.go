@@ -114,7 +114,7 @@ func badRequest(msg string) error {
 }
 
 func invalidCondition(msg string, props ...apierr.Prop) error {
-	return apierr.New("INVALID_CONDITION", msg, props...)
+	return apierr.New(apierr.InvalidCondition, msg, props...)
 }
 
 // Parse reads a condition and checks its structure: the condition types,

@@ -41,7 +41,7 @@ const maxPathIndex = 1 << 20
 func parsePath(s string) (*path, error) {
 	raw := strings.TrimSpace(s)
 	bad := func(why string) error {
-		return apierr.New("INVALID_FIELD_PATH", "invalid field path "+strconv.Quote(raw)+": "+why,
+		return apierr.New(apierr.InvalidFieldPath, "invalid field path "+strconv.Quote(raw)+": "+why,
 			apierr.P("path", raw))
 	}
 	if raw == "" {

@@ -67,7 +67,7 @@ func mustCompile(t *testing.T, cond string, s Schema) *Condition {
 
 func errCode(err error) string {
 	if e, ok := apierr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	if err != nil {
 		return "non-api:" + err.Error()
@@ -167,7 +167,7 @@ func TestCompileErrors(t *testing.T) {
 	// Every unknown path is listed; path errors beat regex and type errors.
 	_, err := Compile([]byte(group("AND", simple("$.a", "EQUALS", 1), simple("$.name", "MATCHES_PATTERN", "("),
 		simple("$.price", "EQUALS", "x"), simple("$.b", "EQUALS", 1))), testSchema)
-	if e, ok := apierr.As(err); !ok || e.Code != "INVALID_FIELD_PATH" || !strings.Contains(e.Message, "$.a, $.b") {
+	if e, ok := apierr.As(err); !ok || e.Code.String() != "INVALID_FIELD_PATH" || !strings.Contains(e.Message, "$.a, $.b") {
 		t.Fatalf("got %v", err)
 	}
 	_, err = Compile([]byte(group("AND", simple("$.price", "EQUALS", "x"), simple("$.name", "MATCHES_PATTERN", "("))), testSchema)

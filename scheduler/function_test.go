@@ -151,7 +151,7 @@ func TestFunctionScheduleOverGRPC(t *testing.T) {
 		_, err := create(mode)
 		<-seen
 		e, ok := apierr.As(err)
-		if !ok || e.Code != workflow.CodeScheduleFunctionInvalidResult {
+		if !ok || e.Code != apierr.ScheduleFunctionInvalidResult {
 			t.Fatalf("%s: %v", mode, err)
 		}
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make lint`: gofmt, go vet, then golangci-lint (.golangci.yml: staticcheck,
+# `make lint`: gofmt, go vet, go mod tidy -diff, then golangci-lint (.golangci.yml: staticcheck,
 # errorlint, revive, and depguard carrying the layer rules of
 # docs/ARCHITECTURE.md). golangci-lint is built from the Go module proxy at
 # the pinned version on first use (a fresh machine needs only Go); its
@@ -17,6 +17,14 @@ if [ -n "$out" ]; then
   exit 1
 fi
 $GO vet ./...
+
+# go.mod and go.sum say exactly what the build needs (a dependency marked
+# indirect that is imported directly, or a stale sum, fails here).
+if ! tidy=$($GO mod tidy -diff 2>&1); then
+  echo "go mod tidy needed:"
+  echo "$tidy"
+  exit 1
+fi
 
 bin="$($GO env GOPATH)/bin/golangci-lint"
 if ! "$bin" version 2>/dev/null | grep -q " ${GOLANGCI_LINT_VERSION#v} "; then

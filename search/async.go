@@ -96,7 +96,7 @@ func (s *Service) Stop(ctx context.Context) {
 }
 
 func queueFull() error {
-	e := apierr.New("SEARCH_QUEUE_FULL", "async search queue is full — retry later")
+	e := apierr.New(apierr.SearchQueueFull, "async search queue is full — retry later")
 	e.Retryable = true
 	return e
 }
@@ -264,7 +264,7 @@ func (p *pool) execute(t *task) (ids [][16]byte, err error) {
 // nothing of an internal one.
 func safeText(err error) string {
 	if e, ok := apierr.As(err); ok {
-		return e.Code + ": " + e.Message
+		return e.Code.String() + ": " + e.Message
 	}
 	return "search failed unexpectedly"
 }
@@ -372,7 +372,7 @@ func (p *pool) reap() {
 }
 
 func jobNotFound(id [16]byte) error {
-	return apierr.New("SEARCH_JOB_NOT_FOUND", "search job not found: "+uuid.UUID(id).String())
+	return apierr.New(apierr.SearchJobNotFound, "search job not found: "+uuid.UUID(id).String())
 }
 
 // Status is a job as the status endpoint reports it.
@@ -443,7 +443,7 @@ func (s *Service) Cancel(ctx context.Context, tenant string, id [16]byte) error 
 		return jobNotFound(id)
 	case errors.Is(err, storage.ErrConflict) && j != nil:
 		sid := uuid.UUID(id).String()
-		return apierr.New("SEARCH_JOB_ALREADY_TERMINAL", "snapshot by id="+sid+" is not running. current status="+j.Status,
+		return apierr.New(apierr.SearchJobAlreadyTerminal, "snapshot by id="+sid+" is not running. current status="+j.Status,
 			apierr.P("currentStatus", j.Status), apierr.P("snapshotId", sid))
 	case err != nil:
 		return err

@@ -69,7 +69,7 @@ func waitStatus(t *testing.T, s *Service, id [16]byte, want string) *storage.Sea
 
 func code(err error) string {
 	if e, ok := apierr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	return ""
 }
@@ -99,7 +99,7 @@ func TestAsyncCapacityAndCancel(t *testing.T) {
 			// The tenant's cap (2) is reached: a third is refused, retryable,
 			// and leaves no job behind.
 			_, err = s.Submit(ctx, allReq)
-			if e, ok := apierr.As(err); !ok || e.Code != "SEARCH_QUEUE_FULL" || !e.Retryable {
+			if e, ok := apierr.As(err); !ok || e.Code.String() != "SEARCH_QUEUE_FULL" || !e.Retryable {
 				t.Fatalf("third submit: %v", err)
 			}
 			// Cancelling a queued job: CANCELLED, never executed.
@@ -112,7 +112,7 @@ func TestAsyncCapacityAndCancel(t *testing.T) {
 			if err := s.Cancel(ctx, "B", a); code(err) != "SEARCH_JOB_NOT_FOUND" {
 				t.Fatalf("cancel by another tenant: %v", err)
 			}
-			if _, err := s.Results(ctx, "A", a, 0, 10); code(err) != apierr.BadRequest {
+			if _, err := s.Results(ctx, "A", a, 0, 10); code(err) != apierr.BadRequest.String() {
 				t.Fatalf("results while RUNNING: %v", err)
 			}
 			close(g.gate)

@@ -16,11 +16,10 @@ import (
 	"svc/workflow"
 )
 
-// CodeFunctionConditionFailed is the error of a function condition whose
+// apierr.FunctionConditionFailed is the error of a function condition whose
 // compute member answered success:false (or could not be sent the
 // request): the condition cannot be decided for that entity, so the whole
 // request fails.
-const CodeFunctionConditionFailed = "FUNCTION_CONDITION_FAILED"
 
 // systemAuth acts for a job this node took over from another one: the
 // submitter's principal is not stored with the job.
@@ -58,7 +57,7 @@ func functionSpecs(cond *predicate.Condition) (map[*predicate.Function]*workflow
 	for _, f := range cond.Functions() {
 		fc, err := workflow.ParseFunctionCondition(f.Raw)
 		if err != nil {
-			return nil, apierr.New("INVALID_CONDITION", err.Error(), apierr.P("function", f.Name))
+			return nil, apierr.New(apierr.InvalidCondition, err.Error(), apierr.P("function", f.Name))
 		}
 		specs[f] = fc
 	}
@@ -224,7 +223,7 @@ func (v *evaluator) CallFunction(fn *predicate.Function) (bool, error) {
 		if _, ok := apierr.As(err); ok || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return false, err
 		}
-		return false, &apierr.Error{Code: CodeFunctionConditionFailed, Cause: err,
+		return false, &apierr.Error{Code: apierr.FunctionConditionFailed, Cause: err,
 			Message: "function condition " + fn.Name + " on entity " + v.meta.ID + ": " + err.Error(),
 			Props:   []apierr.Prop{apierr.P("function", fn.Name), apierr.P("entityId", v.meta.ID)}}
 	}
@@ -233,7 +232,7 @@ func (v *evaluator) CallFunction(fn *predicate.Function) (bool, error) {
 		if res.Error != nil && res.Error.Message != "" {
 			msg = res.Error.Message
 		}
-		return false, apierr.New(CodeFunctionConditionFailed, "function condition "+fn.Name+" on entity "+v.meta.ID+" failed: "+msg,
+		return false, apierr.New(apierr.FunctionConditionFailed, "function condition "+fn.Name+" on entity "+v.meta.ID+" failed: "+msg,
 			apierr.P("function", fn.Name), apierr.P("entityId", v.meta.ID))
 	}
 	return res.Matches, nil

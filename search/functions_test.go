@@ -203,7 +203,7 @@ func TestFunctionSearchConcurrency(t *testing.T) {
 	}
 
 	_, err = e.mem.Direct(ctx, &DirectRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(fnLeaf("fail")), Limit: []byte("10000")})
-	if ae, ok := apierr.As(err); !ok || ae.Code != CodeFunctionConditionFailed || !strings.Contains(ae.Message, "cannot decide") {
+	if ae, ok := apierr.As(err); !ok || ae.Code != apierr.FunctionConditionFailed || !strings.Contains(ae.Message, "cannot decide") {
 		t.Fatalf("member failure: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ func FuzzParseSort(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		keys, err := parseSort([]string{a, b}, 3)
 		if err != nil {
-			if e, ok := apierr.As(err); !ok || e.Code != "INVALID_FIELD_PATH" {
+			if e, ok := apierr.As(err); !ok || e.Code.String() != "INVALID_FIELD_PATH" {
 				t.Fatalf("error %v is not INVALID_FIELD_PATH", err)
 			}
 			return
@@ -28,7 +28,7 @@ func FuzzParseSort(f *testing.F) {
 			t.Fatalf("%d keys for 2 values", len(keys))
 		}
 		if err := checkSort(keys, fm); err != nil {
-			if e, ok := apierr.As(err); !ok || e.Code != "INVALID_FIELD_PATH" {
+			if e, ok := apierr.As(err); !ok || e.Code.String() != "INVALID_FIELD_PATH" {
 				t.Fatalf("schema error %v is not INVALID_FIELD_PATH", err)
 			}
 		}

@@ -23,5 +23,5 @@ func (s *Service) Plan(ctx context.Context, tenant string, key storage.ModelKey,
 	return q, nil
 }
 
-var errFunctionsInPlan = apierr.New("INVALID_CONDITION", "function conditions cannot be compiled to a storage plan",
+var errFunctionsInPlan = apierr.New(apierr.InvalidCondition, "function conditions cannot be compiled to a storage plan",
 	apierr.P("operator", "function"))

@@ -217,7 +217,7 @@ func (s *Service) Direct(ctx context.Context, r *DirectRequest) ([]*storage.Enti
 		return nil, err
 	}
 	if len(es) > limit {
-		return nil, apierr.New("SEARCH_RESULT_LIMIT", "matched result count exceeds the configured limit",
+		return nil, apierr.New(apierr.SearchResultLimit, "matched result count exceeds the configured limit",
 			apierr.P("limit", limit))
 	}
 	return es, nil

@@ -18,7 +18,7 @@ var metaSort = map[string]storage.SortField{
 	"transactionId": storage.SortTxID,
 }
 
-func badSort(msg string) error { return apierr.New("INVALID_FIELD_PATH", msg) }
+func badSort(msg string) error { return apierr.New(apierr.InvalidFieldPath, msg) }
 
 // parseSort checks the grammar, the cap and duplicates of the sort values
 // (docs/decisions/0021-search.md); the schema check comes later (checkSort).

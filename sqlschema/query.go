@@ -25,7 +25,7 @@ type QueryRequest struct {
 }
 
 func needsPostgres() error {
-	return apierr.New(CodeNeedsPostgres, "SQL queries and SQL logins need the PostgreSQL storage backend "+
+	return apierr.New(apierr.NotImplementedByBackend, "SQL queries and SQL logins need the PostgreSQL storage backend "+
 		"(SVC_STORAGE_BACKEND=postgres); the memory and sqlite backends keep SQL schema configuration only")
 }
 
@@ -38,7 +38,7 @@ func (s *Service) runnerErr(err error) error {
 	case errors.Is(err, storage.ErrSQLNeedsPostgres):
 		return needsPostgres()
 	case errors.As(err, &se):
-		return apierr.New(CodeSQLError, se.Message, apierr.P("sqlState", se.Code))
+		return apierr.New(apierr.SQLError, se.Message, apierr.P("sqlState", se.Code))
 	}
 	return err
 }
@@ -47,9 +47,9 @@ func (s *Service) runnerErr(err error) error {
 // tenant's own bound is reached, 503 when svc's total is; both retryable
 // (the handler adds Retry-After).
 func busy(be *storage.SQLBusyError) error {
-	code, who := CodeSQLConnectionsBusy, "svc's SQL connections"
+	code, who := apierr.SQLConnectionsBusy, "svc's SQL connections"
 	if be.Tenant {
-		code, who = CodeSQLTenantConnectionsBusy, "this tenant's SQL connections"
+		code, who = apierr.SQLTenantConnectionsBusy, "this tenant's SQL connections"
 	}
 	msg := "all " + who + " are in use (" + be.Setting
 	if be.Limit > 0 {

@@ -16,30 +16,19 @@ import (
 	"svc/storage"
 )
 
-// Error codes of the SQL Schema API beyond the common catalogue.
-const (
-	// CodeNameClash: putDefault met duplicate table or field names (422).
-	CodeNameClash = "SQL_NAME_CLASH"
-	// CodeSQLError: PostgreSQL refused a statement of POST /sql/query (400).
-	CodeSQLError = "SQL_ERROR"
-	// CodeNeedsPostgres: the engine keeps configuration only (501).
-	CodeNeedsPostgres = "NOT_IMPLEMENTED_BY_BACKEND"
-	// CodeSQLTenantConnectionsBusy: the tenant's queries hold all the SQL
-	// connections it may have (429, Retry-After).
-	CodeSQLTenantConnectionsBusy = "SQL_TENANT_CONNECTIONS_BUSY"
-	// CodeSQLConnectionsBusy: svc's SQL connections are all in use (503,
-	// Retry-After).
-	CodeSQLConnectionsBusy = "SQL_CONNECTIONS_BUSY"
-	// CodeSchemaLimit: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
-	// schemas already (409).
-	CodeSchemaLimit = "SQL_SCHEMA_LIMIT_REACHED"
-	// CodeSchemaInUse: the schema's role cannot be dropped yet (409).
-	CodeSchemaInUse = "SQL_SCHEMA_IN_USE"
-	// CodeRightsNotRevoked: PUBLIC still holds rights a schema role must
-	// not have in svc's database; an operator applies the hardening
-	// migrations as a superuser (503).
-	CodeRightsNotRevoked = "SQL_ROLE_RIGHTS_NOT_REVOKED"
-)
+// Error codes of the SQL Schema API (entries of the platform/apierr catalogue):
+// apierr.SQLNameClash: putDefault met duplicate table or field names (422).
+// apierr.SQLError: PostgreSQL refused a statement of POST /sql/query (400).
+// apierr.NotImplementedByBackend: the engine keeps configuration only (501).
+// apierr.SQLTenantConnectionsBusy: the tenant's queries hold all the SQL
+// connections it may have (429, Retry-After).
+// apierr.SQLConnectionsBusy: svc's SQL connections are all in use (503,
+// Retry-After).
+// apierr.SQLSchemaLimitReached: the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT
+// schemas already (409).
+// apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
+// apierr.SQLRoleRightsNotRevoked: the database still grants PUBLIC rights a
+// schema role must not hold (503).
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
 const MaxSchemaNameLen = 1024
@@ -190,14 +179,14 @@ func (s *Service) Save(ctx context.Context, tenant string, body []byte) (string,
 	return rec.ID, nil
 }
 
-const (
+var (
 	http400 = apierr.BadRequest
-	http422 = CodeNameClash
+	http422 = apierr.SQLNameClash
 )
 
 // save validates tables against the tenant's current models, resolves the
 // views and stores the schema.
-func (s *Service) save(ctx context.Context, tenant, name string, tables []TableConfig, invalidCode string) (*storage.SQLSchema, error) {
+func (s *Service) save(ctx context.Context, tenant, name string, tables []TableConfig, invalidCode apierr.Code) (*storage.SQLSchema, error) {
 	ms, err := s.models.ListModels(ctx, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("listing models: %w", err)
@@ -267,13 +256,13 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 // what a schema role must not hold (docs/decisions/0033-sql-tenant-isolation.md):
 // nothing was saved, and only an operator can fix it.
 func rightsNotRevoked(re *storage.SQLRightsError) error {
-	return apierr.New(CodeRightsNotRevoked, "SQL access is refused: in svc's database PUBLIC still holds "+strings.Join(re.Left, ", ")+
+	return apierr.New(apierr.SQLRoleRightsNotRevoked, "SQL access is refused: in svc's database PUBLIC still holds "+strings.Join(re.Left, ", ")+
 		"; an operator must apply "+strings.Join(re.Migrations, " and ")+" to svc's database as a PostgreSQL superuser (svc's role was not one when it migrated; they give the rights back to svc's role, the owner of its tables), then save again",
 		apierr.P("left", re.Left), apierr.P("migrations", re.Migrations))
 }
 
 func (s *Service) schemaLimit() error {
-	return apierr.New(CodeSchemaLimit, "the tenant has "+strconv.Itoa(s.maxSchemas)+" SQL schemas, the most SVC_SQL_MAX_SCHEMAS_PER_TENANT allows; "+
+	return apierr.New(apierr.SQLSchemaLimitReached, "the tenant has "+strconv.Itoa(s.maxSchemas)+" SQL schemas, the most SVC_SQL_MAX_SCHEMAS_PER_TENANT allows; "+
 		"delete one or replace an existing schema by name", apierr.P("setting", "SVC_SQL_MAX_SCHEMAS_PER_TENANT"), apierr.P("limit", s.maxSchemas))
 }
 
@@ -436,7 +425,7 @@ func inUse(err error, which apierr.Prop) error {
 	if !errors.As(err, &iu) {
 		return nil
 	}
-	return apierr.New(CodeSchemaInUse, "the SQL schema was not deleted: "+iu.Reason, which, apierr.P("reason", iu.Reason))
+	return apierr.New(apierr.SQLSchemaInUse, "the SQL schema was not deleted: "+iu.Reason, which, apierr.P("reason", iu.Reason))
 }
 
 // Delete is DELETE /sql/schema/{schemaId}.

@@ -137,7 +137,7 @@ func normPath(p string) (string, error) {
 // CreateIndex creates a user composite index (built before it returns).
 func (s *Service) CreateIndex(ctx context.Context, tenant string, spec *IndexSpec) (*storage.StreamIndex, error) {
 	if s.indexes == nil {
-		return nil, apierr.New("NOT_IMPLEMENTED", "composite indexes are not available on this engine")
+		return nil, apierr.New(apierr.NotImplemented, "composite indexes are not available on this engine")
 	}
 	key, err := resolveModel(ctx, s.models, tenant, spec.EntityClass)
 	if err != nil {
@@ -203,7 +203,7 @@ func (s *Service) indexOf(ctx context.Context, tenant string, key storage.ModelK
 // DropIndex drops a user composite index.
 func (s *Service) DropIndex(ctx context.Context, tenant, rawID string) error {
 	if s.indexes == nil {
-		return apierr.New("NOT_IMPLEMENTED", "composite indexes are not available on this engine")
+		return apierr.New(apierr.NotImplemented, "composite indexes are not available on this engine")
 	}
 	id, err := parseID(rawID, "indexId")
 	if err != nil {

@@ -51,7 +51,7 @@ var (
 )
 
 func badPath(p, why string) error {
-	return apierr.New("INVALID_FIELD_PATH", "stream definition: column path "+strconv.Quote(p)+" cannot be served: "+why,
+	return apierr.New(apierr.InvalidFieldPath, "stream definition: column path "+strconv.Quote(p)+" cannot be served: "+why,
 		apierr.P("path", p))
 }
 

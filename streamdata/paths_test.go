@@ -50,7 +50,7 @@ func TestResolvePathForms(t *testing.T) {
 		r, err := resolvePath(c.in, c.hops)
 		if c.err != "" {
 			e, ok := apierr.As(err)
-			if !ok || e.Code != "INVALID_FIELD_PATH" || !strings.Contains(err.Error(), c.err) {
+			if !ok || e.Code.String() != "INVALID_FIELD_PATH" || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("resolvePath(%.40q): %v, want INVALID_FIELD_PATH with %q", c.in, err, c.err)
 			}
 			continue

@@ -355,7 +355,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, body []byte) (*Delete
 		return nil, err
 	}
 	if s.deleter == nil {
-		return nil, apierr.New("NOT_IMPLEMENTED", "stream delete needs the entity service")
+		return nil, apierr.New(apierr.NotImplemented, "stream delete needs the entity service")
 	}
 	at := s.now()
 	q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Eq: pl.eq}

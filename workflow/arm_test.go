@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"svc/platform/apierr"
 	"testing"
 	"time"
 
@@ -67,13 +68,13 @@ func TestArm(t *testing.T) {
 
 	d.res = &FunctionResult{Success: true, ResultKind: "Other", Result: json.RawMessage(`{"fireAt":1}`)}
 	_, err = e.Arm(context.Background(), r, out)
-	wantCode(t, err, CodeScheduleFunctionInvalidResult, "resultKind")
+	wantCode(t, err, apierr.ScheduleFunctionInvalidResult.String(), "resultKind")
 
 	d.res = &FunctionResult{Success: false, Error: &MemberError{Message: "nope"}}
 	_, err = e.Arm(context.Background(), r, out)
-	wantCode(t, err, CodeWorkflowFailed, "schedule function when failed: nope")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "schedule function when failed: nope")
 
 	// No function dispatcher: no member serves the tags (503, retryable).
 	_, err = engine(nil).Arm(context.Background(), r, out)
-	wantCode(t, err, CodeNoComputeMemberForTag, "a, b")
+	wantCode(t, err, apierr.NoComputeMemberForTag.String(), "a, b")
 }

@@ -159,7 +159,7 @@ func TestEngineWithPredicateCriteria(t *testing.T) {
 	}
 	bad := setOf(t, wf("w", "A", `{"A":{"transitions":[{"name":"t","next":"B","manual":false,"criterion":{"type":"simple","jsonPath":"$.a","operatorType":"ALMOST","value":1}}]},"B":{}}`))
 	_, err := e.Create(ctx, bad, newRun(`{"a":1}`))
-	wantCode(t, err, CodeWorkflowFailed, "failed to evaluate transition criterion: invalid criterion")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "failed to evaluate transition criterion: invalid criterion")
 }
 
 // BenchmarkPredicateCriteriaEval is one transition criterion evaluation as

@@ -32,7 +32,7 @@ func wantCode(t *testing.T, err error, code, contains string) {
 	if !ok {
 		t.Fatalf("got %T %v, want *apierr.Error %s", err, err, code)
 	}
-	if e.Code != code {
+	if e.Code.String() != code {
 		t.Fatalf("got code %s (%s), want %s", e.Code, e.Message, code)
 	}
 	if contains != "" && !strings.Contains(e.Message, contains) {
@@ -61,7 +61,7 @@ func TestCheckVersion(t *testing.T) {
 			}
 			continue
 		}
-		t.Run(tc.v, func(t *testing.T) { wantCode(t, err, CodeSchemaVersion, tc.contain) })
+		t.Run(tc.v, func(t *testing.T) { wantCode(t, err, apierr.WorkflowSchemaVersionUnsupported.String(), tc.contain) })
 	}
 }
 
@@ -69,19 +69,19 @@ func TestParseImportGating(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, code, contain string
 	}{
-		{"empty body", ``, apierr.BadRequest, "empty"},
-		{"not an object", `[1]`, apierr.BadRequest, "invalid JSON"},
+		{"empty body", ``, apierr.BadRequest.String(), "empty"},
+		{"not an object", `[1]`, apierr.BadRequest.String(), "invalid JSON"},
 		// Unknown keys are ignored, known keys keep their types.
-		{"known transition key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":"yes","zzz":1}]}}`))), apierr.BadRequest, "invalid JSON"},
-		{"known processor config key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"processors":[{"name":"p","config":{"_calculationNodesTags":"x","responseTimeoutMs":"soon"}}]}]}}`))), apierr.BadRequest, "invalid JSON"},
-		{"known top-level key of the wrong type", `{"workflows":{},"x":1}`, apierr.BadRequest, "invalid JSON"},
-		{"trailing data", `{"workflows":[]} {}`, apierr.BadRequest, "after the top-level value"},
-		{"unknown importMode", `{"importMode":"UPSERT","workflows":[]}`, apierr.BadRequest, "unknown importMode: UPSERT"},
-		{"importMode checked before version", `{"importMode":"UPSERT","workflows":[{"version":"9.9","name":"w"}]}`, apierr.BadRequest, "unknown importMode"},
-		{"version 1 malformed", string(importBody("MERGE", strings.Replace(wfJSON("w", ""), `"1.3"`, `"1"`, 1))), CodeSchemaVersion, "malformed"},
-		{"version 2.1", string(importBody("MERGE", strings.Replace(wfJSON("w", ""), `"1.3"`, `"2.1"`, 1))), CodeSchemaVersion, "major"},
-		{"missing version", `{"workflows":[{"name":"w","initialState":"A","states":{"A":{}}}]}`, CodeSchemaVersion, "missing"},
-		{"second workflow's version", string(importBody("MERGE", wfJSON("a", ""), strings.Replace(wfJSON("b", ""), `"1.3"`, `"1.9"`, 1))), CodeSchemaVersion, `workflow "b"`},
+		{"known transition key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":"yes","zzz":1}]}}`))), apierr.BadRequest.String(), "invalid JSON"},
+		{"known processor config key of the wrong type", string(importBody("MERGE", wfJSON("w", `{"NEW":{"transitions":[{"name":"a","next":"NEW","manual":true,"processors":[{"name":"p","config":{"_calculationNodesTags":"x","responseTimeoutMs":"soon"}}]}]}}`))), apierr.BadRequest.String(), "invalid JSON"},
+		{"known top-level key of the wrong type", `{"workflows":{},"x":1}`, apierr.BadRequest.String(), "invalid JSON"},
+		{"trailing data", `{"workflows":[]} {}`, apierr.BadRequest.String(), "after the top-level value"},
+		{"unknown importMode", `{"importMode":"UPSERT","workflows":[]}`, apierr.BadRequest.String(), "unknown importMode: UPSERT"},
+		{"importMode checked before version", `{"importMode":"UPSERT","workflows":[{"version":"9.9","name":"w"}]}`, apierr.BadRequest.String(), "unknown importMode"},
+		{"version 1 malformed", string(importBody("MERGE", strings.Replace(wfJSON("w", ""), `"1.3"`, `"1"`, 1))), apierr.WorkflowSchemaVersionUnsupported.String(), "malformed"},
+		{"version 2.1", string(importBody("MERGE", strings.Replace(wfJSON("w", ""), `"1.3"`, `"2.1"`, 1))), apierr.WorkflowSchemaVersionUnsupported.String(), "major"},
+		{"missing version", `{"workflows":[{"name":"w","initialState":"A","states":{"A":{}}}]}`, apierr.WorkflowSchemaVersionUnsupported.String(), "missing"},
+		{"second workflow's version", string(importBody("MERGE", wfJSON("a", ""), strings.Replace(wfJSON("b", ""), `"1.3"`, `"1.9"`, 1))), apierr.WorkflowSchemaVersionUnsupported.String(), `workflow "b"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseImport([]byte(tc.body))
@@ -120,7 +120,7 @@ func TestParseImportTooLarge(t *testing.T) {
 	}
 	body[0] = '{'
 	_, err := ParseImport(body)
-	wantCode(t, err, apierr.BadRequest, "larger than")
+	wantCode(t, err, apierr.BadRequest.String(), "larger than")
 }
 
 // importErr runs the whole import pipeline on a body against stored bytes.
@@ -175,7 +175,7 @@ func TestImportValidationMatrix(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := importErr(nil, tc.body)
-			wantCode(t, err, CodeValidationFailed, tc.contain)
+			wantCode(t, err, apierr.ValidationFailed.String(), tc.contain)
 		})
 	}
 }
@@ -203,7 +203,7 @@ func TestImportCycles(t *testing.T) {
 	// The merged result is checked: a stored loop (imported with
 	// allowCycles) fails a later MERGE that does not allow cycles.
 	_, err = importErr(res.Stored, importBody("MERGE", wfJSON("other", "")))
-	wantCode(t, err, CodeValidationFailed, `workflow "loop"`)
+	wantCode(t, err, apierr.ValidationFailed.String(), `workflow "loop"`)
 	// REPLACE drops it, so the same import passes.
 	if _, err := importErr(res.Stored, importBody("REPLACE", wfJSON("other", ""))); err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func TestImportModes(t *testing.T) {
 
 func TestExport(t *testing.T) {
 	_, err := Export(nil, "m", 3)
-	wantCode(t, err, CodeWorkflowNotFound, "m version 3")
+	wantCode(t, err, apierr.WorkflowNotFound.String(), "m version 3")
 
 	states := `{"NEW":{"annotations":{ "k" : 1 },"transitions":[
 	  {"name":"s0","next":"DONE","manual":false,"schedule":{"delayMs":5,"timeoutMs":0}},

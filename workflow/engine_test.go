@@ -116,7 +116,7 @@ func TestDefaultWorkflowLifecycle(t *testing.T) {
 		t.Fatalf("DELETE: %v", err)
 	}
 	out, err = e.Transition(ctx, set, r, "UPDATE")
-	wantCode(t, err, CodeTransitionNotFound, `transition "UPDATE" not found in state "DELETED"`)
+	wantCode(t, err, apierr.TransitionNotFound.String(), `transition "UPDATE" not found in state "DELETED"`)
 	if findEvent(out, EventTransitionNotFound) == nil || r.Entity.Meta.State != "DELETED" {
 		t.Fatal("no TRANSITION_NOT_FOUND event or state moved")
 	}
@@ -171,7 +171,7 @@ func TestCascade(t *testing.T) {
 	r = newRun(`{"year":1}`)
 	r.Entity.Meta.State = "A"
 	if out, err := e.Transition(ctx, set, r, "toB1"); err == nil || out.State != "" {
-		wantCode(t, err, CodeWorkflowFailed, `transition "toB1" criterion not matched`)
+		wantCode(t, err, apierr.WorkflowFailed.String(), `transition "toB1" criterion not matched`)
 	}
 	if r.Entity.Meta.State != "A" {
 		t.Fatalf("state moved to %s after a failed criterion", r.Entity.Meta.State)
@@ -198,7 +198,7 @@ func TestVisitAndDepthLimits(t *testing.T) {
 			e := engine(nil)
 			e.MaxStateVisits = tc.max
 			out, err := e.Create(ctx, setOf(t, tc.def), newRun(`{"go":true}`))
-			wantCode(t, err, CodeWorkflowFailed, tc.msg)
+			wantCode(t, err, apierr.WorkflowFailed.String(), tc.msg)
 			if ev := findEvent(out, EventCancel); ev == nil || ev.Details != err.(*apierr.Error).Message {
 				t.Fatalf("no CANCEL event: %s", eventTypes(out))
 			}
@@ -216,7 +216,7 @@ func TestVisitAndDepthLimits(t *testing.T) {
 	}
 	e := engine(nil)
 	out, err := e.Create(ctx, setOf(t, wf("ring", "a", "{"+strings.Join(states, ",")+"}")), newRun(`{}`))
-	wantCode(t, err, CodeWorkflowFailed, "cascade depth exceeded (100) at state")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "cascade depth exceeded (100) at state")
 	if n := strings.Count(eventTypes(out), "TRANSITION_MAKE"); n != MaxCascadeDepth {
 		t.Fatalf("%d transitions before the cap", n)
 	}
@@ -229,10 +229,10 @@ func TestManualTransitionErrors(t *testing.T) {
 	  {"name":"guarded","next":"B","manual":true,"criterion":`+eq("ok", "true")+`}]},"B":{}}`))
 	e, ctx := engine(nil), context.Background()
 	for _, tc := range []struct{ name, code, msg string }{
-		{"nope", CodeTransitionNotFound, `transition "nope" not found in state "A": transition not found`},
-		{"off", CodeTransitionNotFound, `transition "off" is disabled in state "A"`},
-		{"later", CodeTransitionNotFound, `transition "later" in state "A" is scheduled and fires automatically; it is not manually fireable`},
-		{"guarded", CodeWorkflowFailed, `transition "guarded" criterion not matched`},
+		{"nope", apierr.TransitionNotFound.String(), `transition "nope" not found in state "A": transition not found`},
+		{"off", apierr.TransitionNotFound.String(), `transition "off" is disabled in state "A"`},
+		{"later", apierr.TransitionNotFound.String(), `transition "later" in state "A" is scheduled and fires automatically; it is not manually fireable`},
+		{"guarded", apierr.WorkflowFailed.String(), `transition "guarded" criterion not matched`},
 	} {
 		r := newRun(`{"ok":false}`)
 		r.Entity.Meta.State = "A"
@@ -288,7 +288,7 @@ func TestWorkflowSelection(t *testing.T) {
 	// FORCE_SUCCESS no-op.
 	r.Entity.Meta.State = "I"
 	_, err = e.Transition(ctx, set, r, "m")
-	wantCode(t, err, CodeWorkflowFailed, `no workflow contains state "I"`)
+	wantCode(t, err, apierr.WorkflowFailed.String(), `no workflow contains state "I"`)
 	out, err = e.Loopback(ctx, set, r)
 	if err != nil || eventTypes(out) != "STATE_MACHINE_START FORCE_SUCCESS STATE_MACHINE_FINISH" || out.State != "I" {
 		t.Fatalf("loopback: %v %s", err, eventTypes(out))
@@ -376,13 +376,13 @@ func TestProcessorFailures(t *testing.T) {
 		code, msg          string
 		retryable          bool
 	}{
-		{"success false", "SYNC", `{}`, failing, CodeWorkflowFailed, "processor enrich failed: processor dispatch failed: boom", false},
-		{"same tx", "ASYNC_SAME_TX", `{}`, failing, CodeWorkflowFailed, "processor enrich failed: processor dispatch failed: boom", false},
-		{"no member", "SYNC", `{"calculationNodesTags":"nobody"}`, nil, CodeNoComputeMemberForTag, `tags "nobody"`, true},
-		{"timeout", "SYNC", `{"responseTimeoutMs":20}`, slow, CodeDispatchTimeout, "within 20 ms", true},
+		{"success false", "SYNC", `{}`, failing, apierr.WorkflowFailed.String(), "processor enrich failed: processor dispatch failed: boom", false},
+		{"same tx", "ASYNC_SAME_TX", `{}`, failing, apierr.WorkflowFailed.String(), "processor enrich failed: processor dispatch failed: boom", false},
+		{"no member", "SYNC", `{"calculationNodesTags":"nobody"}`, nil, apierr.NoComputeMemberForTag.String(), `tags "nobody"`, true},
+		{"timeout", "SYNC", `{"responseTimeoutMs":20}`, slow, apierr.DispatchTimeout.String(), "within 20 ms", true},
 		{"transport error", "SYNC", `{}`, func(context.Context, *ProcessorCall) (*ProcessorResult, error) {
 			return nil, errors.New("stream send failed")
-		}, CodeWorkflowFailed, "processor enrich failed: processor dispatch failed: stream send failed", false},
+		}, apierr.WorkflowFailed.String(), "processor enrich failed: processor dispatch failed: stream send failed", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := NewLocalDispatcher()
@@ -504,7 +504,7 @@ func TestCommitBeforeDispatchAndInternalized(t *testing.T) {
 	set := setOf(t, procWF("COMMIT_BEFORE_DISPATCH", `{"startNewTxOnDispatch":true}`))
 	r := newRun(`{"a":1}`)
 	_, err := engine(d).Create(ctx, set, r)
-	wantCode(t, err, CodeWorkflowFailed, "COMMIT_BEFORE_DISPATCH needs the entity in a transaction of its own")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "COMMIT_BEFORE_DISPATCH needs the entity in a transaction of its own")
 
 	seg := &segmenter{}
 	r = newRun(`{"a":1}`)
@@ -527,9 +527,9 @@ func TestCommitBeforeDispatchAndInternalized(t *testing.T) {
 	r = newRun(`{"a":1}`)
 	r.Segmenter = seg
 	_, err = engine(d).Create(ctx, set, r)
-	wantCode(t, err, apierr.ServerError, "commit before dispatch failed")
+	wantCode(t, err, apierr.ServerError.String(), "commit before dispatch failed")
 	// A classified segment failure (412 under If-Match) passes through.
-	seg = &segmenter{err: apierr.New("ENTITY_MODIFIED", "entity has been modified since last read")}
+	seg = &segmenter{err: apierr.New(apierr.EntityModified, "entity has been modified since last read")}
 	r = newRun(`{"a":1}`)
 	r.Segmenter = seg
 	_, err = engine(d).Create(ctx, set, r)
@@ -537,7 +537,7 @@ func TestCommitBeforeDispatchAndInternalized(t *testing.T) {
 
 	internal := wf("p", "A", `{"A":{"transitions":[{"name":"go","next":"B","manual":false,"processors":[{"type":"internalized","name":"inner"}]}]},"B":{}}`)
 	_, err = engine(d).Create(ctx, setOf(t, internal), newRun(`{}`))
-	wantCode(t, err, CodeWorkflowFailed, `processor inner failed: execution type "internalized" is not yet implemented`)
+	wantCode(t, err, apierr.WorkflowFailed.String(), `processor inner failed: execution type "internalized" is not yet implemented`)
 }
 
 func fnCrit(name, tags string) string {
@@ -596,7 +596,7 @@ func TestFunctionCriteria(t *testing.T) {
 	}
 	// Manual, no match: the reason ends the detail.
 	_, err = e.Transition(ctx, set, r, "man")
-	wantCode(t, err, CodeWorkflowFailed, `transition "man" criterion not matched: too young`)
+	wantCode(t, err, apierr.WorkflowFailed.String(), `transition "man" criterion not matched: too young`)
 	// Nested in a group: evaluated through the evaluator's callback.
 	matches.Store(true)
 	n := len(calls)
@@ -606,7 +606,7 @@ func TestFunctionCriteria(t *testing.T) {
 	// A failing member is an evaluation error.
 	r.Entity.Meta.State = "A"
 	_, err = e.Transition(ctx, set, r, "bad")
-	wantCode(t, err, CodeWorkflowFailed, "failed to evaluate transition criterion: criteria broken failed: cannot tell")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "failed to evaluate transition criterion: criteria broken failed: cannot tell")
 
 	// A long reason is capped on a UTF-8 boundary.
 	reason = strings.Repeat("é", MaxReasonBytes)
@@ -619,16 +619,16 @@ func TestFunctionCriteria(t *testing.T) {
 	}
 	// No member for the function's tag passes through as 503.
 	_, err = engine(NewLocalDispatcher()).Transition(ctx, set, r, "man")
-	wantCode(t, err, CodeNoComputeMemberForTag, `tags "ages"`)
+	wantCode(t, err, apierr.NoComputeMemberForTag.String(), `tags "ages"`)
 }
 
 func TestCriterionEvaluationError(t *testing.T) {
 	set := setOf(t, wf("w", "A", `{"A":{"transitions":[{"name":"t","next":"A","manual":false,"criterion":{"type":"mystery"}}]}}`))
 	_, err := engine(nil).Create(context.Background(), set, newRun(`{}`))
-	wantCode(t, err, CodeWorkflowFailed, "failed to evaluate transition criterion: unknown condition type mystery")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "failed to evaluate transition criterion: unknown condition type mystery")
 	e := &Engine{}
 	_, err = e.Create(context.Background(), set, newRun(`{}`))
-	wantCode(t, err, CodeWorkflowFailed, "no condition evaluator")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "no condition evaluator")
 }
 
 func TestVisitCounterSpills(t *testing.T) {

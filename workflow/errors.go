@@ -7,46 +7,37 @@ import (
 )
 
 // Error codes the package emits (help/topics/errors/<CODE>.md).
-const (
-	CodeValidationFailed          = "VALIDATION_FAILED"
-	CodeWorkflowFailed            = "WORKFLOW_FAILED"
-	CodeTransitionNotFound        = "TRANSITION_NOT_FOUND"
-	CodeWorkflowNotFound          = "WORKFLOW_NOT_FOUND"
-	CodeNoComputeMemberForTag     = "NO_COMPUTE_MEMBER_FOR_TAG"
-	CodeDispatchTimeout           = "DISPATCH_TIMEOUT"
-	CodeComputeMemberDisconnected = "COMPUTE_MEMBER_DISCONNECTED"
-)
 
 func validationFailed(format string, a ...any) error {
-	return apierr.New(CodeValidationFailed, fmt.Sprintf(format, a...))
+	return apierr.New(apierr.ValidationFailed, fmt.Sprintf(format, a...))
 }
 
 func workflowFailed(msg string, cause error) error {
-	return &apierr.Error{Code: CodeWorkflowFailed, Message: msg, Cause: cause}
+	return &apierr.Error{Code: apierr.WorkflowFailed, Message: msg, Cause: cause}
 }
 
 func transitionNotFound(msg string) error {
-	return apierr.New(CodeTransitionNotFound, msg)
+	return apierr.New(apierr.TransitionNotFound, msg)
 }
 
 // NoMemberForTag is the error of a dispatch that found no compute member of
 // the tenant carrying one of the required tags.
 func NoMemberForTag(tags string) error {
-	return &apierr.Error{Code: CodeNoComputeMemberForTag, Retryable: true,
+	return &apierr.Error{Code: apierr.NoComputeMemberForTag, Retryable: true,
 		Message: fmt.Sprintf("no matching calculation member is connected: tags %q", tags),
 		Props:   []apierr.Prop{apierr.P("tags", tags)}}
 }
 
 // DispatchTimeout is the error of a dispatch that got no answer in time.
 func DispatchTimeout(what string, timeoutMs int64) error {
-	return &apierr.Error{Code: CodeDispatchTimeout, Retryable: true,
+	return &apierr.Error{Code: apierr.DispatchTimeout, Retryable: true,
 		Message: fmt.Sprintf("%s: no response from the compute member within %d ms", what, timeoutMs)}
 }
 
 // MemberDisconnected is the error of a dispatch whose member's stream ended
 // while the call was pending.
 func MemberDisconnected(what string) error {
-	return &apierr.Error{Code: CodeComputeMemberDisconnected, Retryable: true,
+	return &apierr.Error{Code: apierr.ComputeMemberDisconnected, Retryable: true,
 		Message: what + ": compute member disconnected"}
 }
 
@@ -54,5 +45,5 @@ func MemberDisconnected(what string) error {
 // the engine passes through unchanged (docs/decisions/0017-workflow-engine.md, error mapping).
 func classified(err error) bool {
 	e, ok := apierr.As(err)
-	return ok && e.Code != CodeWorkflowFailed
+	return ok && e.Code != apierr.WorkflowFailed
 }

@@ -24,7 +24,7 @@ func Export(stored []byte, entityName string, modelVersion int) ([]byte, error) 
 		return nil, err
 	}
 	if len(ws) == 0 {
-		return nil, apierr.New(CodeWorkflowNotFound,
+		return nil, apierr.New(apierr.WorkflowNotFound,
 			fmt.Sprintf("no workflows imported for model %s version %d", entityName, modelVersion),
 			apierr.P("entityName", entityName), apierr.P("entityVersion", modelVersion))
 	}

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"svc/platform/apierr"
 	"testing"
 	"time"
 )
@@ -54,7 +55,7 @@ func TestFireScheduled(t *testing.T) {
 	r = newRun(`{}`)
 	r.Entity.Meta.State = "WAIT"
 	_, _, err = e.FireScheduled(ctx, bad, r, "WAIT", "t")
-	wantCode(t, err, CodeWorkflowFailed, "failed to evaluate transition criterion")
+	wantCode(t, err, apierr.WorkflowFailed.String(), "failed to evaluate transition criterion")
 }
 
 func TestCheckLateness(t *testing.T) {

@@ -13,9 +13,8 @@ import (
 	"svc/platform/apierr"
 )
 
-// CodeScheduleFunctionInvalidResult is the error of a schedule function
+// apierr.ScheduleFunctionInvalidResult is the error of a schedule function
 // whose result cannot be used.
-const CodeScheduleFunctionInvalidResult = "SCHEDULE_FUNCTION_INVALID_RESULT"
 
 // FunctionCall asks a member for a scheduled transition's fire time
 // (EntityFunctionCalculationRequest).
@@ -76,7 +75,7 @@ type scheduleResult struct {
 }
 
 func invalidResult(function, format string, a ...any) error {
-	return apierr.New(CodeScheduleFunctionInvalidResult,
+	return apierr.New(apierr.ScheduleFunctionInvalidResult,
 		fmt.Sprintf("schedule function %q: ", function)+fmt.Sprintf(format, a...))
 }
 

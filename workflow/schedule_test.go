@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"svc/platform/apierr"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestResolveFunctionArming(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := ResolveFunctionArming("f", &FunctionResult{Success: true, ResultKind: tc.kind, Result: json.RawMessage(tc.result)}, armed)
 			if tc.bad != "" {
-				wantCode(t, err, CodeScheduleFunctionInvalidResult, tc.bad)
+				wantCode(t, err, apierr.ScheduleFunctionInvalidResult.String(), tc.bad)
 				return
 			}
 			if err != nil {

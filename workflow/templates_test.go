@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"strings"
+	"svc/platform/apierr"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func TestClientTemplateWorkflowShims(t *testing.T) {
 			}
 		})
 	}
-	wantCode(t, check(importBody("REPLACE", wf("1.0", proc(`{"retryPolicy":"RANDOM"}`)))), CodeValidationFailed, "retryPolicy")
+	wantCode(t, check(importBody("REPLACE", wf("1.0", proc(`{"retryPolicy":"RANDOM"}`)))), apierr.ValidationFailed.String(), "retryPolicy")
 	err := check(importBody("REPLACE", wf("1.0", crit(`{"type":"simple","jsonPath":"$.b","operatorType":"IN","value":"x"}`))))
 	if err == nil || !strings.Contains(err.Error(), "IN") {
 		t.Fatalf("IN with a scalar value: %v", err)

@@ -19,14 +19,13 @@ const (
 	MaxMinorVersion = 5
 )
 
-// CodeSchemaVersion is the error code of every schema version failure.
-const CodeSchemaVersion = "WORKFLOW_SCHEMA_VERSION_UNSUPPORTED"
+// apierr.WorkflowSchemaVersionUnsupported is the error code of every schema version failure.
 
 // CheckVersion validates a workflow's schema version string. The message
 // tells malformed, unsupported major, too new and too old apart.
 func CheckVersion(workflowName, v string) error {
 	fail := func(format string, a ...any) error {
-		return apierr.New(CodeSchemaVersion,
+		return apierr.New(apierr.WorkflowSchemaVersionUnsupported,
 			fmt.Sprintf("workflow %q: ", workflowName)+fmt.Sprintf(format, a...),
 			apierr.P("workflowName", workflowName), apierr.P("version", v),
 			apierr.P("supported", fmt.Sprintf("%d.%d-%d.%d", SupportedMajor, MinMinorVersion, SupportedMajor, MaxMinorVersion)))

@@ -114,3 +114,20 @@ func TestBannerSaysOTelIsOn(t *testing.T) {
 		}
 	}
 }
+
+// TestIssuerWarning (issue 26): jwt mode with an issuer that is not an
+// https URL (the default "svc") warns at start with what to set; an https
+// issuer and mock mode say nothing.
+func TestIssuerWarning(t *testing.T) {
+	for _, tc := range []struct {
+		mode, issuer string
+		warn         bool
+	}{{"jwt", "svc", true}, {"jwt", "http://svc.example.com/api", true}, {"jwt", "https://svc.example.com/api", false}, {"mock", "svc", false}} {
+		cfg := config.Defaults()
+		cfg.IAMMode, cfg.JWTIssuer = tc.mode, tc.issuer
+		w := issuerWarning(cfg)
+		if (w != "") != tc.warn || (tc.warn && !strings.Contains(w, "set SVC_JWT_ISSUER to the https URL")) {
+			t.Errorf("%s %q: %q", tc.mode, tc.issuer, w)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,9 @@ func serve() int {
 		log.Warn(samplerWarning)
 	}
 	sw := switches.New(level, initialSampler, log)
+	if w := issuerWarning(cfg); w != "" {
+		log.Warn(w)
+	}
 	var tel *telemetry.T // nil unless SVC_OTEL_ENABLED: nothing traced, nothing paid
 	var err error
 	if cfg.OTelEnabled {
@@ -197,8 +201,7 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
-	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc,
-		ErrorStatus: fast.ErrorStatus}); err != nil {
+	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc}); err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
@@ -266,6 +269,19 @@ func serve() int {
 func schedulerOptions(cfg *config.Config, log *slog.Logger) scheduler.Options {
 	return scheduler.Options{ScanInterval: cfg.SchedulerScanInterval, BatchSize: cfg.SchedulerBatchSize,
 		RedispatchBackoff: cfg.SchedulerRedispatchBackoff, ExpiryGrace: cfg.SchedulerExpiryGrace, Log: log}
+}
+
+// issuerWarning is the start-up warning of a jwt-mode issuer that is not
+// an https URL: RFC 8414 metadata validators (OAuth client libraries)
+// require the issuer to be the https URL the metadata is served under, and
+// reject svc's default "svc". Empty when there is nothing to say.
+func issuerWarning(cfg *config.Config) string {
+	if cfg.IAMMode != "jwt" || strings.HasPrefix(cfg.JWTIssuer, "https://") {
+		return ""
+	}
+	return fmt.Sprintf("SVC_JWT_ISSUER is %q, not an https URL: OAuth libraries that validate the RFC 8414 metadata "+
+		"(/.well-known/oauth-authorization-server) reject it; set SVC_JWT_ISSUER to the https URL clients reach svc at, "+
+		"with the context path, e.g. https://svc.example.com%s", cfg.JWTIssuer, cfg.ContextPath)
 }
 
 // newLogger builds the process logger: SVC_LOG_FORMAT picks slog's text or

@@ -322,28 +322,22 @@ func (c *crudCall) failed(err error) wire.Base {
 }
 
 // apiError is a domain failure as the CRUD responses carry it (docs/decisions/0019-compute-members.md):
-// code CLIENT_ERROR or SERVER_ERROR, the catalogue code as the message
-// prefix. A 5xx catalogue error keeps its client-facing message, as the
+// code CLIENT_ERROR or SERVER_ERROR as the catalogue's HTTP status of the
+// code is 4xx or 5xx (so both doors agree), the catalogue code as the
+// message prefix. A 5xx catalogue error keeps its client-facing message, as the
 // HTTP problem detail does; an internal error shows only a ticket, and its
 // cause goes to the log under that ticket.
 func (s *Server) apiError(err error) *wire.Error {
 	e := entity.AsAPI(err)
-	st, retry := 400, false
-	if e.Code == apierr.ServerError {
-		st = 500
-	}
-	if s.svc.ErrorStatus != nil {
-		st, retry = s.svc.ErrorStatus(e.Code)
-	}
-	retry = retry || e.Retryable
-	if st < 500 {
-		return &wire.Error{Code: "CLIENT_ERROR", Message: e.Code + ": " + e.Message, Retryable: retry}
+	retry := e.IsRetryable()
+	if e.Code.HTTPStatus() < 500 {
+		return &wire.Error{Code: "CLIENT_ERROR", Message: e.Code.String() + ": " + e.Message, Retryable: retry}
 	}
 	if e.Code != apierr.ServerError {
 		if e.Cause != nil {
 			s.log.Warn("grpc request failed", "code", e.Code, "error", e.Cause)
 		}
-		return &wire.Error{Code: "SERVER_ERROR", Message: e.Code + ": " + e.Message, Retryable: retry}
+		return &wire.Error{Code: "SERVER_ERROR", Message: e.Code.String() + ": " + e.Message, Retryable: retry}
 	}
 	ticket := uuid.NewString()
 	cause := error(e)

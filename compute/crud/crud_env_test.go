@@ -25,7 +25,6 @@ import (
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
 	"svc/entity"
-	"svc/fast"
 	"svc/iam"
 	"svc/model"
 	"svc/search"
@@ -126,7 +125,7 @@ func newCrudEnv(t testing.TB, backend string, opt envOptions) *crudEnv {
 	}
 	verify := &authcache.TokenVerifier{C: cache, Log: log}
 	srv := compute.New(compute.Config{}, verify, log)
-	srv.Start(lis, crud.New(crud.Services{Entities: ents, Models: msvc, Search: ssvc, ErrorStatus: fast.ErrorStatus}, verify, log))
+	srv.Start(lis, crud.New(crud.Services{Entities: ents, Models: msvc, Search: ssvc}, verify, log))
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

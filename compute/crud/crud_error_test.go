@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"testing"
 
-	"svc/fast"
 	"svc/platform/apierr"
 	"svc/storage"
 )
@@ -15,7 +14,7 @@ import (
 // TestAPIErrorShapes: the in-band error object (docs/decisions/0019-compute-members.md) of every kind of failure, as
 // classified by the HTTP API's status table.
 func TestAPIErrorShapes(t *testing.T) {
-	s := New(Services{ErrorStatus: fast.ErrorStatus}, testTokens, slog.New(slog.DiscardHandler))
+	s := New(Services{}, testTokens, slog.New(slog.DiscardHandler))
 	unavailable := apierr.New(apierr.ServiceUnavailable, "storage is busy")
 	for _, tc := range []struct {
 		name      string
@@ -23,12 +22,12 @@ func TestAPIErrorShapes(t *testing.T) {
 		code, msg string
 		retryable bool
 	}{
-		{"4xx", apierr.New("ENTITY_NOT_FOUND", "entity id=x not found"), "CLIENT_ERROR", "ENTITY_NOT_FOUND: entity id=x not found", false},
+		{"4xx", apierr.New(apierr.EntityNotFound, "entity id=x not found"), "CLIENT_ERROR", "ENTITY_NOT_FOUND: entity id=x not found", false},
 		{"conflict sentinel", fmt.Errorf("commit: %w", storage.ErrConflict), "CLIENT_ERROR", "CONFLICT: transaction conflict — retry", true},
 		{"retryable by code", apierr.New(apierr.Conflict, "lost the race"), "CLIENT_ERROR", "CONFLICT: lost the race", true},
-		{"412", apierr.New("ENTITY_MODIFIED", "entity has been modified since last read"), "CLIENT_ERROR", "ENTITY_MODIFIED: entity has been modified since last read", false},
+		{"412", apierr.New(apierr.EntityModified, "entity has been modified since last read"), "CLIENT_ERROR", "ENTITY_MODIFIED: entity has been modified since last read", false},
 		{"503 catalogue", unavailable, "SERVER_ERROR", "SERVICE_UNAVAILABLE: storage is busy", true},
-		{"501", apierr.New("NOT_IMPLEMENTED", "JSON Patch is not supported"), "SERVER_ERROR", "NOT_IMPLEMENTED: JSON Patch is not supported", false},
+		{"501", apierr.New(apierr.NotImplemented, "JSON Patch is not supported"), "SERVER_ERROR", "NOT_IMPLEMENTED: JSON Patch is not supported", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := s.apiError(tc.err)
@@ -42,10 +41,5 @@ func TestAPIErrorShapes(t *testing.T) {
 		if e := s.apiError(err); e.Code != "SERVER_ERROR" || !ticket.MatchString(e.Message) || e.Retryable {
 			t.Fatalf("internal error %v shown as %+v", err, e)
 		}
-	}
-	// Without the HTTP table only SERVER_ERROR is server-side.
-	bare := New(Services{}, testTokens, slog.New(slog.DiscardHandler))
-	if e := bare.apiError(unavailable); e.Code != "CLIENT_ERROR" {
-		t.Fatalf("unclassified: %+v", e)
 	}
 }

@@ -273,7 +273,7 @@ func (c *crudCall) snapshotFailed(err error) error {
 
 func (c *crudCall) asyncOn() error {
 	if !c.s.svc.Search.Async() {
-		return apierr.New("NOT_IMPLEMENTED", "async search is not running on this server")
+		return apierr.New(apierr.NotImplemented, "async search is not running on this server")
 	}
 	return nil
 }

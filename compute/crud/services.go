@@ -57,8 +57,4 @@ type Services struct {
 	Entities Entities
 	Models   Models
 	Search   Search
-	// ErrorStatus classifies a catalogue error code as the HTTP API answers
-	// it: its status and whether it is retryable regardless of the error.
-	// Without it only SERVER_ERROR counts as a server-side failure.
-	ErrorStatus func(code string) (status int, retryable bool)
 }

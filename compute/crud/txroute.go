@@ -23,6 +23,7 @@ import (
 	"svc/cluster/peer"
 	"svc/compute/pb/cloudapi"
 	ce "svc/compute/pb/cloudevents"
+	"svc/platform/apierr"
 	"svc/txtoken"
 )
 
@@ -120,7 +121,7 @@ func (r *TxRouter) owner(ctx context.Context, method string) (*grpc.ClientConn, 
 	}
 	n, ok := r.dir.Lookup(c.Node)
 	if !ok {
-		return nil, status.Errorf(codes.Unavailable, "TRANSACTION_NODE_UNAVAILABLE: node %s, which owns the transaction, is not live", c.Node)
+		return nil, grpcError(apierr.TransactionNodeUnavailable, "node %s, which owns the transaction, is not live", c.Node)
 	}
 	addr := n.GRPCAddr
 	if addr == "" {
@@ -145,7 +146,7 @@ func (r *TxRouter) conn(addr string) (*grpc.ClientConn, error) {
 	}
 	c, err := grpc.NewClient(addr, r.opts...)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "TRANSACTION_NODE_UNAVAILABLE: %v", err)
+		return nil, grpcError(apierr.TransactionNodeUnavailable, "%v", err)
 	}
 	r.conns[addr] = c
 	return c, nil
@@ -170,7 +171,13 @@ func unavailable(err error) error {
 	if s, ok := status.FromError(err); ok && s.Code() != codes.Unavailable && s.Code() != codes.DeadlineExceeded {
 		return err
 	}
-	return status.Errorf(codes.Unavailable, "TRANSACTION_NODE_UNAVAILABLE: %v", err)
+	return grpcError(apierr.TransactionNodeUnavailable, "%v", err)
+}
+
+// grpcError is a gRPC failure carrying a catalogue code: the code's gRPC
+// status, the code as the message prefix (as the HTTP detail has it).
+func grpcError(code apierr.Code, format string, a ...any) error {
+	return status.Errorf(code.GRPCStatus(), "%s: %s", code, fmt.Sprintf(format, a...))
 }
 
 func (r *TxRouter) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

@@ -23,18 +23,6 @@ const MaxGraceSec = 31622400
 const maxBody = 1 << 20
 
 // Error codes of this package (all have topics in help/topics/errors).
-const (
-	codeFeatureDisabled  = "FEATURE_DISABLED"
-	codeTrustedNotFound  = "TRUSTED_KEY_NOT_FOUND"
-	codeCapReached       = "TRUSTED_KEY_CAP_REACHED"
-	codeOwnedByOther     = "KEY_OWNED_BY_DIFFERENT_TENANT"
-	codeUnsupportedKty   = "UNSUPPORTED_KEY_TYPE"
-	codeInvalidTenant    = "OIDC_INVALID_TENANT"
-	codeSSRFBlocked      = "OIDC_SSRF_BLOCKED"
-	codeDuplicate        = "OIDC_PROVIDER_DUPLICATE"
-	codeProviderNotFound = "OIDC_PROVIDER_NOT_FOUND"
-	codeProviderInactive = "OIDC_PROVIDER_INACTIVE"
-)
 
 func badRequest(msg string, props ...apierr.Prop) error {
 	return apierr.New(apierr.BadRequest, msg, props...)

@@ -47,7 +47,7 @@ func ParseTrustedJWK(raw []byte, maxProps int, keyID string) (*rsa.PublicKey, er
 		return nil, badRequest("jwk.kty is required and must be a string")
 	}
 	if kty != "RSA" {
-		return nil, apierr.New(codeUnsupportedKty, "only RSA keys are supported", apierr.P("kty", kty))
+		return nil, apierr.New(apierr.UnsupportedKeyType, "only RSA keys are supported", apierr.P("kty", kty))
 	}
 	if _, present := m["kid"]; present {
 		kid, ok := jwkString(m, "kid")
@@ -57,7 +57,7 @@ func ParseTrustedJWK(raw []byte, maxProps int, keyID string) (*rsa.PublicKey, er
 	}
 	if _, present := m["alg"]; present {
 		if alg, ok := jwkString(m, "alg"); !ok || alg != "RS256" {
-			return nil, apierr.New("UNSUPPORTED_ALGORITHM", "only RS256 is supported")
+			return nil, apierr.New(apierr.UnsupportedAlgorithm, "only RS256 is supported")
 		}
 	}
 	if _, present := m["use"]; present {

@@ -137,7 +137,7 @@ const nilUUID = "00000000-0000-0000-0000-000000000000"
 
 func checkTenant(tenant string) error {
 	if !canonicalUUID.MatchString(tenant) || tenant == nilUUID {
-		return apierr.New(codeInvalidTenant, "OIDC providers need a tenant id in canonical UUID form; move the tenant off a non-UUID id (such as default-tenant) first")
+		return apierr.New(apierr.OIDCInvalidTenant, "OIDC providers need a tenant id in canonical UUID form; move the tenant off a non-UUID id (such as default-tenant) first")
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func CheckProviderID(id string) error {
 }
 
 func notFoundProvider() error {
-	return apierr.New(codeProviderNotFound, "OIDC provider not found")
+	return apierr.New(apierr.OIDCProviderNotFound, "OIDC provider not found")
 }
 
 func (p *Providers) checkURI(ctx context.Context, raw *string) (string, error) {
@@ -180,7 +180,7 @@ func (p *Providers) checkURI(ctx context.Context, raw *string) (string, error) {
 	}
 	if err := netguard.CheckHost(ctx, p.cfg.Net, u.Hostname()); err != nil {
 		if errors.Is(err, netguard.ErrBlocked) {
-			return "", apierr.New(codeSSRFBlocked, "wellKnownConfigUri points at a blocked network range")
+			return "", apierr.New(apierr.OIDCSSRFBlocked, "wellKnownConfigUri points at a blocked network range")
 		}
 		return "", badRequest("wellKnownConfigUri host does not resolve")
 	}
@@ -268,7 +268,7 @@ func (p *Providers) Register(ctx context.Context, tenant string, r *ProviderRegi
 	var sh sharing
 	switch err := p.store.CreateProvider(ctx, rec, sh.check); {
 	case errors.Is(err, storage.ErrExists):
-		return ProviderView{}, apierr.New(codeDuplicate, "this tenant already registered wellKnownConfigUri")
+		return ProviderView{}, apierr.New(apierr.OIDCProviderDuplicate, "this tenant already registered wellKnownConfigUri")
 	case err != nil:
 		if _, ok := apierr.As(err); ok {
 			return ProviderView{}, err
@@ -351,7 +351,7 @@ func (p *Providers) Patch(ctx context.Context, tenant, id string, body []byte) (
 	rec, err := p.store.UpdateProvider(ctx, tenant, id, func(r *storage.OIDCProvider, same []*storage.OIDCProvider) error {
 		_ = sh.check(same)
 		if !r.Active() {
-			return apierr.New(codeProviderInactive, "OIDC provider is invalidated; reactivate it first")
+			return apierr.New(apierr.OIDCProviderInactive, "OIDC provider is invalidated; reactivate it first")
 		}
 		if iss.set {
 			r.Issuers = iss.val

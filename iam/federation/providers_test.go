@@ -20,7 +20,7 @@ import (
 
 func code(err error) string {
 	if e, ok := apierr.As(err); ok {
-		return e.Code
+		return e.Code.String()
 	}
 	if err == nil {
 		return ""
@@ -162,7 +162,7 @@ func TestLifecycleInvalidateReactivateDelete(t *testing.T) {
 	if err := p.Invalidate(bg, tenantA, v.ID); err != nil {
 		t.Fatalf("second invalidate is idempotent: %v", err)
 	}
-	if _, err := p.Patch(bg, tenantA, v.ID, []byte(`{}`)); code(err) != codeProviderInactive {
+	if _, err := p.Patch(bg, tenantA, v.ID, []byte(`{}`)); code(err) != apierr.OIDCProviderInactive.String() {
 		t.Fatalf("patch on invalidated: %v", err)
 	}
 	if _, err := p.Reactivate(bg, tenantA, v.ID, true); err != nil {
@@ -173,7 +173,7 @@ func TestLifecycleInvalidateReactivateDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustNo("deleted")
-	if err := p.Delete(bg, tenantA, v.ID); code(err) != codeProviderNotFound {
+	if err := p.Delete(bg, tenantA, v.ID); code(err) != apierr.OIDCProviderNotFound.String() {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -267,7 +267,7 @@ func TestSharedProviderAcceptsEveryTenant(t *testing.T) {
 		t.Fatalf("a sole registration was logged as shared: %s", logs.String())
 	}
 	// The same tenant twice is still a duplicate.
-	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: uri}); code(err) != codeDuplicate {
+	if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: uri}); code(err) != apierr.OIDCProviderDuplicate.String() {
 		t.Fatalf("same tenant twice: %v", err)
 	}
 	// Other tenants are accepted without audiences, with overlapping ones
@@ -372,9 +372,9 @@ func TestRegisterValidation(t *testing.T) {
 		{"11 issuers", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), Issuers: make([]string, 11)}, "BAD_REQUEST"},
 		{"empty audience", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), ExpectedAudiences: []string{""}}, "BAD_REQUEST"},
 		{"long roles claim", tenantA, ProviderRegistration{WellKnownConfigURI: strp(uri), RolesClaim: strp(strings.Repeat("r", 101))}, "BAD_REQUEST"},
-		{"default-tenant", "default-tenant", ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
-		{"upper-case uuid", strings.ToUpper(tenantA), ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
-		{"nil uuid", nilUUID, ProviderRegistration{WellKnownConfigURI: strp(uri)}, codeInvalidTenant},
+		{"default-tenant", "default-tenant", ProviderRegistration{WellKnownConfigURI: strp(uri)}, apierr.OIDCInvalidTenant.String()},
+		{"upper-case uuid", strings.ToUpper(tenantA), ProviderRegistration{WellKnownConfigURI: strp(uri)}, apierr.OIDCInvalidTenant.String()},
+		{"nil uuid", nilUUID, ProviderRegistration{WellKnownConfigURI: strp(uri)}, apierr.OIDCInvalidTenant.String()},
 	}
 	for _, c := range cases {
 		if _, err := p.Register(bg, c.tenant, &c.r); code(err) != c.want {
@@ -416,8 +416,8 @@ func TestSSRFRefused(t *testing.T) {
 		"https://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
 		"https://[64:ff9b:1::7f00:1]/.well-known/openid-configuration",
 	} {
-		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != codeSSRFBlocked {
-			t.Errorf("%s: %v, want %s", u, err, codeSSRFBlocked)
+		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != apierr.OIDCSSRFBlocked.String() {
+			t.Errorf("%s: %v, want %s", u, err, apierr.OIDCSSRFBlocked)
 		}
 	}
 	// DNS rebinding: the record exists; discovery at fetch time is refused
@@ -504,16 +504,16 @@ func TestProviderTenantIsolation(t *testing.T) {
 	if l, _ := p.List(bg, tenantB, false); len(l) != 0 {
 		t.Fatalf("B lists A's providers: %v", l)
 	}
-	if _, err := p.Patch(bg, tenantB, v.ID, []byte(`{"rolesClaim":"x"}`)); code(err) != codeProviderNotFound {
+	if _, err := p.Patch(bg, tenantB, v.ID, []byte(`{"rolesClaim":"x"}`)); code(err) != apierr.OIDCProviderNotFound.String() {
 		t.Fatalf("B patches: %v", err)
 	}
-	if err := p.Invalidate(bg, tenantB, v.ID); code(err) != codeProviderNotFound {
+	if err := p.Invalidate(bg, tenantB, v.ID); code(err) != apierr.OIDCProviderNotFound.String() {
 		t.Fatalf("B invalidates: %v", err)
 	}
-	if _, err := p.Reactivate(bg, tenantB, v.ID, true); code(err) != codeProviderNotFound {
+	if _, err := p.Reactivate(bg, tenantB, v.ID, true); code(err) != apierr.OIDCProviderNotFound.String() {
 		t.Fatalf("B reactivates: %v", err)
 	}
-	if err := p.Delete(bg, tenantB, v.ID); code(err) != codeProviderNotFound {
+	if err := p.Delete(bg, tenantB, v.ID); code(err) != apierr.OIDCProviderNotFound.String() {
 		t.Fatalf("B deletes: %v", err)
 	}
 	if l, _ := p.List(bg, tenantA, true); len(l) != 1 || l[0].RolesClaim != nil {

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
 // TestSSRFZonedLiteralsRefused: an IPv6 zone ([::1%25lo], %25eth0, %251)
 // once walked past the blocklist. A live plain-HTTP discovery server on
 // [::1] shows the refusal is the guard: registration answers
-// codeSSRFBlocked, and a zoned record that reached the store anyway is never
+// apierr.OIDCSSRFBlocked, and a zoned record that reached the store anyway is never
 // fetched on reload (the dial-time check).
 func TestSSRFZonedLiteralsRefused(t *testing.T) {
 	ln, err := net.Listen("tcp6", "[::1]:0")
@@ -51,8 +52,8 @@ func TestSSRFZonedLiteralsRefused(t *testing.T) {
 		"http://[::ffff:169.254.169.254%25eth0]/latest/meta-data/",
 	}
 	for _, u := range zoned {
-		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != codeSSRFBlocked {
-			t.Errorf("register %s: %v, want %s", u, err, codeSSRFBlocked)
+		if _, err := p.Register(bg, tenantA, &ProviderRegistration{WellKnownConfigURI: strp(u)}); code(err) != apierr.OIDCSSRFBlocked.String() {
+			t.Errorf("register %s: %v, want %s", u, err, apierr.OIDCSSRFBlocked)
 		}
 	}
 	// Records written past registration (an older build, a restored

@@ -76,12 +76,12 @@ func CheckKeyID(id string) error {
 
 func (t *TrustedKeys) gate() error {
 	if !t.cfg.Enabled {
-		return apierr.New(codeFeatureDisabled, "trusted-key registration is disabled")
+		return apierr.New(apierr.FeatureDisabled, "trusted-key registration is disabled")
 	}
 	return nil
 }
 
-func notFoundKey() error { return apierr.New(codeTrustedNotFound, "trusted key not found") }
+func notFoundKey() error { return apierr.New(apierr.TrustedKeyNotFound, "trusted key not found") }
 
 // TrustedKeyRegistration is the body of POST /oauth/keys/trusted.
 type TrustedKeyRegistration struct {
@@ -205,9 +205,9 @@ func (t *TrustedKeys) Register(ctx context.Context, tenant string, r *TrustedKey
 	}
 	switch err := t.store.PutTrustedKey(ctx, k, opt); {
 	case errors.Is(err, storage.ErrOwnedByOtherTenant):
-		return TrustedKeyView{}, apierr.New(codeOwnedByOther, "keyId is registered by a different tenant", apierr.P("keyId", r.KeyID))
+		return TrustedKeyView{}, apierr.New(apierr.KeyOwnedByDifferentTenant, "keyId is registered by a different tenant", apierr.P("keyId", r.KeyID))
 	case errors.Is(err, storage.ErrCapReached):
-		return TrustedKeyView{}, apierr.New(codeCapReached, fmt.Sprintf("the tenant already holds %d usable trusted keys", t.cfg.MaxPerTenant),
+		return TrustedKeyView{}, apierr.New(apierr.TrustedKeyCapReached, fmt.Sprintf("the tenant already holds %d usable trusted keys", t.cfg.MaxPerTenant),
 			apierr.P("cap", t.cfg.MaxPerTenant))
 	case err != nil:
 		return TrustedKeyView{}, fmt.Errorf("storing trusted key: %w", err)
@@ -311,7 +311,7 @@ func (t *TrustedKeys) Reactivate(ctx context.Context, tenant, kid string, r *Rea
 				}
 			}
 			if usable >= c {
-				return apierr.New(codeCapReached, fmt.Sprintf("the tenant already holds %d usable trusted keys", c), apierr.P("cap", c))
+				return apierr.New(apierr.TrustedKeyCapReached, fmt.Sprintf("the tenant already holds %d usable trusted keys", c), apierr.P("cap", c))
 			}
 		}
 		k.Active, k.ValidFrom, k.ValidTo, k.UpdatedAt = true, from, to, now

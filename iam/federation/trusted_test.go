@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/authcache"
+	"svc/platform/apierr"
 	"svc/storage/memory"
 )
 
@@ -58,7 +59,7 @@ func TestTrustedDisabled(t *testing.T) {
 	_, checks["reactivate"] = tk.Reactivate(bg, "A", "k1", &Reactivation{})
 	checks["delete"] = tk.Delete(bg, "A", "k1")
 	for op, err := range checks {
-		if code(err) != codeFeatureDisabled {
+		if code(err) != apierr.FeatureDisabled.String() {
 			t.Errorf("%s: %v", op, err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestTrustedJWKValidation(t *testing.T) {
 	}{
 		{"ok", "k1", good, ""},
 		{"kid mismatch", "k2", good, "BAD_REQUEST"},
-		{"EC key", "k1", `{"kty":"EC","crv":"P-256","x":"a","y":"b"}`, codeUnsupportedKty},
+		{"EC key", "k1", `{"kty":"EC","crv":"P-256","x":"a","y":"b"}`, apierr.UnsupportedKeyType.String()},
 		{"no kty", "k1", `{"n":"AQAB","e":"AQAB"}`, "BAD_REQUEST"},
 		{"kty not string", "k1", `{"kty":1}`, "BAD_REQUEST"},
 		{"too many properties", "k1", `{"kty":"RSA","a":1,"b":2,"c":3,"d2":4,"f":5,"g":6,"h":7,"i":8}`, "BAD_REQUEST"},
@@ -104,13 +105,13 @@ func TestTrustedRegisterRules(t *testing.T) {
 	if d := v.ValidTo.Sub(v.ValidFrom); d != 365*24*time.Hour || !v.Active || v.LegalEntityID != "A" || v.Issuers != nil || v.Audience != "client" {
 		t.Fatalf("defaults: %+v", v)
 	}
-	if _, err := tk.Register(bg, "B", reg("a1", 0)); code(err) != codeOwnedByOther {
+	if _, err := tk.Register(bg, "B", reg("a1", 0)); code(err) != apierr.KeyOwnedByDifferentTenant.String() {
 		t.Fatalf("other tenant's keyId: %v", err)
 	}
 	if _, err := tk.Register(bg, "A", reg("a2", 1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tk.Register(bg, "A", reg("a3", 2)); code(err) != codeCapReached {
+	if _, err := tk.Register(bg, "A", reg("a3", 2)); code(err) != apierr.TrustedKeyCapReached.String() {
 		t.Fatalf("over cap: %v", err)
 	}
 	up := reg("a2", 1)
@@ -171,14 +172,14 @@ func TestTrustedLifecycleAndVerification(t *testing.T) {
 		t.Fatalf("unknown kid: %v", err)
 	}
 	// Tenant B cannot touch A's key.
-	if err := tk.Invalidate(bg, "B", "a1", nil); code(err) != codeTrustedNotFound {
+	if err := tk.Invalidate(bg, "B", "a1", nil); code(err) != apierr.TrustedKeyNotFound.String() {
 		t.Fatalf("B invalidates: %v", err)
 	}
-	if err := tk.Delete(bg, "B", "a1"); code(err) != codeTrustedNotFound {
+	if err := tk.Delete(bg, "B", "a1"); code(err) != apierr.TrustedKeyNotFound.String() {
 		t.Fatalf("B deletes: %v", err)
 	}
 	future := time.Now().Add(time.Hour)
-	if _, err := tk.Reactivate(bg, "B", "a1", &Reactivation{ValidTo: &future}); code(err) != codeTrustedNotFound {
+	if _, err := tk.Reactivate(bg, "B", "a1", &Reactivation{ValidTo: &future}); code(err) != apierr.TrustedKeyNotFound.String() {
 		t.Fatalf("B reactivates: %v", err)
 	}
 	if l, _ := tk.List(bg, "B"); len(l) != 0 {
@@ -259,7 +260,7 @@ func TestTrustedRetireSiblingsAndCapOnReactivate(t *testing.T) {
 		t.Fatalf("inactive key counted against the cap: %v", err)
 	}
 	future := time.Now().Add(time.Hour)
-	if _, err := tk.Reactivate(bg, "A", "a1", &Reactivation{ValidTo: &future}); code(err) != codeCapReached {
+	if _, err := tk.Reactivate(bg, "A", "a1", &Reactivation{ValidTo: &future}); code(err) != apierr.TrustedKeyCapReached.String() {
 		t.Fatalf("reactivate over the cap: %v", err)
 	}
 	tk2 := newTrusted(t, nil)

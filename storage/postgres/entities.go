@@ -65,6 +65,8 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", storage.ErrConflict, pe.Code)
 		case "23505":
 			return storage.ErrExists
+		case "22P05", "22021":
+			return fmt.Errorf("%w: %w", storage.ErrUnstorableText, err)
 		}
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"time"
 
@@ -94,7 +95,7 @@ func (s *StreamConfigs) CreateStreamConfig(ctx context.Context, c *storage.Strea
 		k := idKey(c.Tenant, c.ID)
 		if _, err := wgetRecord[storage.StreamConfig](w, kindStreamConfig, k); err == nil {
 			return storage.ErrExists
-		} else if err != errNotFound {
+		} else if !errors.Is(err, errNotFound) {
 			return err
 		}
 		return wputRecord(w, kindStreamConfig, k, c.Tenant, c)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"io"
 
@@ -79,7 +80,7 @@ func (p *fastPool) one(ctx context.Context, query string, args []driver.NamedVal
 	}
 	defer rows.Close()
 	if err := rows.Next(dest); err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return false, nil
 		}
 		return false, fmt.Errorf("sqlite: query: %w", err)

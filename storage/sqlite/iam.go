@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -40,7 +41,7 @@ func (s *Clients) CreateClient(ctx context.Context, c *storage.M2MClient) error 
 	return s.db.w.write(ctx, func(w *wtx) error {
 		if _, err := wgetRecord[storage.M2MClient](w, kindClient, c.ClientID); err == nil {
 			return storage.ErrExists
-		} else if err != errNotFound {
+		} else if !errors.Is(err, errNotFound) {
 			return err
 		}
 		return wputRecord(w, kindClient, c.ClientID, c.Tenant, c)
@@ -98,7 +99,7 @@ func (s *Keypairs) CreateKeypair(ctx context.Context, k *storage.Keypair, retire
 	return s.db.w.write(ctx, func(w *wtx) error {
 		if _, err := wgetRecord[storage.Keypair](w, kindKeypair, k.KID); err == nil {
 			return storage.ErrExists
-		} else if err != errNotFound {
+		} else if !errors.Is(err, errNotFound) {
 			return err
 		}
 		if err := wputRecord(w, kindKeypair, k.KID, "", k); err != nil {
@@ -176,7 +177,7 @@ func (s *TrustedKeys) ListAllTrustedKeys(ctx context.Context) ([]*storage.Truste
 func (s *TrustedKeys) PutTrustedKey(ctx context.Context, k *storage.TrustedKey, opt storage.TrustedKeyPut) error {
 	return s.db.w.write(ctx, func(w *wtx) error {
 		cur, err := wgetRecord[storage.TrustedKey](w, kindTrustedKey, k.KID)
-		if err != nil && err != errNotFound {
+		if err != nil && !errors.Is(err, errNotFound) {
 			return err
 		}
 		if cur != nil && cur.Tenant != k.Tenant {
@@ -426,7 +427,7 @@ func (db *DB) RevokedTokens() *RevokedTokens { return &RevokedTokens{db} }
 func (s *RevokedTokens) RevokeToken(ctx context.Context, r *storage.RevokedToken) error {
 	return s.db.w.write(ctx, func(w *wtx) error {
 		cur, err := wgetRecord[storage.RevokedToken](w, kindRevoked, r.JTI)
-		if err != nil && err != errNotFound {
+		if err != nil && !errors.Is(err, errNotFound) {
 			return err
 		}
 		if cur != nil && !r.Until.After(cur.Until) {

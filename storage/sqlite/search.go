@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -140,7 +141,7 @@ func (s *Search) Fetch(ctx context.Context, tenant string, ids [][16]byte, at *t
 		} else {
 			e, err = s.e.GetAt(ctx, tenant, id, *at)
 		}
-		if err == storage.ErrNotFound {
+		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}
 		if err != nil {
