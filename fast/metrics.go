@@ -32,9 +32,13 @@ type httpMetrics struct {
 // fixed list and the status code, so cardinality stays bounded whatever
 // clients send.
 type routeMetrics struct {
-	m       *httpMetrics
-	route   string
-	latency *metrics.PrometheusHistogram
+	m     *httpMetrics
+	route string
+	// latency is created on the route's first request: a route never
+	// called exports no series (issue 26: /metrics was mostly the zero
+	// histograms of every route).
+	latencyOnce sync.Once
+	latencyH    *metrics.PrometheusHistogram
 	// byMethod holds, per method of methodLabels, the counters by status,
 	// allocated on the method's first request.
 	byMethod [len(methodLabels)]atomic.Pointer[[600]atomic.Pointer[metrics.Counter]]
@@ -63,11 +67,15 @@ func newHTTPMetrics() *httpMetrics {
 }
 
 func (m *httpMetrics) forRoute(route string) *routeMetrics {
-	return &routeMetrics{
-		m:       m,
-		route:   route,
-		latency: m.set.GetOrCreatePrometheusHistogram(`http_request_duration_seconds{route="` + route + `"}`),
-	}
+	return &routeMetrics{m: m, route: route}
+}
+
+// latency is the route's duration histogram, registered on first use.
+func (rm *routeMetrics) latency() *metrics.PrometheusHistogram {
+	rm.latencyOnce.Do(func() {
+		rm.latencyH = rm.m.set.GetOrCreatePrometheusHistogram(`http_request_duration_seconds{route="` + rm.route + `"}`)
+	})
+	return rm.latencyH
 }
 
 func (rm *routeMetrics) counter(method []byte, status int) *metrics.Counter {
@@ -196,7 +204,7 @@ func (s *Server) instrument(route string, next fasthttp.RequestHandler) fasthttp
 		s.metrics.inFlight.Add(1)
 		defer func() {
 			s.metrics.inFlight.Add(-1)
-			rm.latency.UpdateDuration(start)
+			rm.latency().UpdateDuration(start)
 			rm.counter(ctx.Method(), ctx.Response.StatusCode()).Inc()
 		}()
 		next(ctx)

@@ -41,3 +41,17 @@ func TestMetricNamesPassPromtoolRules(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsOmitUncalledRoutes (issue 26): a route nobody called exports
+// no series; the one called does.
+func TestMetricsOmitUncalledRoutes(t *testing.T) {
+	s := newTestServer(t)
+	do(s, "GET", "/api/help")
+	body := string(adminGet(s, "/metrics").Body())
+	if !strings.Contains(body, `http_request_duration_seconds_count{route="/help"} 1`) {
+		t.Errorf("the called route has no latency series:\n%s", body)
+	}
+	if strings.Contains(body, `route="/entity/{entityId}"`) {
+		t.Error("a route never called exports series")
+	}
+}

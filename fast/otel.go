@@ -33,7 +33,7 @@ func (s *Server) traced(t *telemetry.T, route string, rm *routeMetrics, next fas
 		defer func() {
 			status := ctx.Response.StatusCode()
 			s.metrics.inFlight.Add(-1)
-			rm.latency.UpdateDuration(start)
+			rm.latency().UpdateDuration(start)
 			rm.counter(ctx.Method(), status).Inc()
 			span.SetAttributes(attribute.Int("http.response.status_code", status),
 				attribute.String("svc.request_id", string(requestID(ctx))))
