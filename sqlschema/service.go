@@ -257,7 +257,7 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 // nothing was saved, and only an operator can fix it.
 func rightsNotRevoked(re *storage.SQLRightsError) error {
 	return apierr.New(apierr.SQLRoleRightsNotRevoked, "SQL access is refused: in svc's database PUBLIC still holds "+strings.Join(re.Left, ", ")+
-		"; an operator must apply "+strings.Join(re.Migrations, " and ")+" as a PostgreSQL superuser (svc's role was not one when it migrated), then save again",
+		"; an operator must apply "+strings.Join(re.Migrations, " and ")+" to svc's database as a PostgreSQL superuser (svc's role was not one when it migrated; they give the rights back to svc's role, the owner of its tables), then save again",
 		apierr.P("left", re.Left), apierr.P("migrations", re.Migrations))
 }
 

@@ -23,6 +23,9 @@
 DO $$
 DECLARE
     f regprocedure;
+    -- svc's role: the one migrating, or, when an operator applies this
+    -- file as a superuser afterwards, the owner of svc's tables.
+    svc text := coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('entities')), current_user);
 BEGIN
     FOR f IN
         SELECT p.oid::regprocedure
@@ -33,13 +36,16 @@ BEGIN
                                  'lo_create', 'lo_creat', 'lo_from_bytea', 'lo_import', 'lo_put',
                                  'lo_open', 'lowrite', 'lo_truncate', 'lo_truncate64', 'lo_unlink',
                                  'pg_notify', 'pg_logical_emit_message'))
+           -- lo_import and the like are no PUBLIC right to begin with: a
+           -- REVOKE or GRANT by a role that is no superuser errs on them.
+           AND has_function_privilege('public', p.oid, 'EXECUTE')
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f, current_user);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I, %I', f, current_user, svc);
     END LOOP;
     EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
-    EXECUTE format('GRANT TEMPORARY ON DATABASE %I TO %I', current_database(), current_user);
-    EXECUTE format('GRANT SELECT ON pg_catalog.pg_rewrite TO %I', current_user);
+    EXECUTE format('GRANT TEMPORARY ON DATABASE %I TO %I, %I', current_database(), current_user, svc);
+    EXECUTE format('GRANT SELECT ON pg_catalog.pg_rewrite TO %I, %I', current_user, svc);
 END $$;
 
 REVOKE SELECT ON pg_catalog.pg_rewrite FROM PUBLIC;

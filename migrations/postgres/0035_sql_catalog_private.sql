@@ -27,6 +27,9 @@ DO $$
 DECLARE
     r text;
     f regprocedure;
+    -- svc's role: the one migrating, or, when an operator applies this
+    -- file as a superuser afterwards, the owner of svc's tables.
+    svc text := coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('entities')), current_user);
 BEGIN
     FOREACH r IN ARRAY ARRAY[
         -- relation, column and row-type names, column defaults
@@ -50,9 +53,12 @@ BEGIN
         'pg_statio_all_indexes', 'pg_statio_user_indexes', 'pg_statio_sys_indexes',
         'pg_statio_all_sequences', 'pg_statio_user_sequences', 'pg_statio_sys_sequences']
     LOOP
-        IF to_regclass('pg_catalog.' || r) IS NOT NULL THEN
+        -- Only what PUBLIC holds: a REVOKE or GRANT by a role that is no
+        -- superuser errs on an object it holds no right on.
+        IF to_regclass('pg_catalog.' || r) IS NOT NULL
+           AND has_table_privilege('public', to_regclass('pg_catalog.' || r), 'SELECT') THEN
             EXECUTE format('REVOKE SELECT ON pg_catalog.%I FROM PUBLIC', r);
-            EXECUTE format('GRANT SELECT ON pg_catalog.%I TO %I', r, current_user);
+            EXECUTE format('GRANT SELECT ON pg_catalog.%I TO %I, %I', r, current_user, svc);
         END IF;
     END LOOP;
     -- Functions printing an object's definition or name from its oid.
@@ -65,8 +71,9 @@ BEGIN
                              'pg_get_statisticsobjdef_expressions', 'pg_get_partkeydef',
                              'pg_get_partition_constraintdef', 'pg_describe_object',
                              'pg_identify_object', 'pg_identify_object_as_address')
+           AND has_function_privilege('public', p.oid, 'EXECUTE')
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f, current_user);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I, %I', f, current_user, svc);
     END LOOP;
 END $$;

@@ -526,3 +526,55 @@ func TestSQLRoleRightsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLNonSuperuserMigrates (issue 23 item 2): with svc's role no
+// superuser (a database owner with CREATEROLE), every migration still
+// applies (0034 used to fail on lo_import, no PUBLIC right to begin with),
+// the revocations change nothing, and saving a SQL schema is refused with
+// a *storage.SQLRightsError naming the migrations an operator applies as
+// a superuser; nothing is created.
+func TestSQLNonSuperuserMigrates(t *testing.T) {
+	su := openTest(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("svc_nonsu_%d", time.Now().UnixNano())
+	for _, q := range []string{"CREATE ROLE " + name + " LOGIN CREATEROLE PASSWORD 'nonsu'", "CREATE DATABASE " + name + " OWNER " + name} {
+		if _, err := su.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		su.pool.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		su.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+name)
+	})
+	u, err := url.Parse(testDBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(name, "nonsu")
+	u.Path = "/" + name
+	o := testOptions()
+	o.URL = u.String()
+	db, err := Open(ctx, o)
+	if err != nil {
+		t.Fatalf("migrating as a role that is no superuser: %v", err)
+	}
+	defer db.Close()
+	s := db.SQLSchemas(10 * time.Second)
+	rec := &storage.SQLSchema{Tenant: "nonsu-tenant", ID: uuid.Must(uuid.NewUUID()).String(), Name: "nonsu", Tables: []byte(`[]`)}
+	err = s.SaveSQLSchema(ctx, rec, []storage.SQLView{{Name: "t", Model: storage.ModelKey{Name: "m", Version: 1}, Path: "json",
+		Columns: []storage.SQLColumn{{Name: "entity", Category: "SPECIAL", Key: "JSON"}}}})
+	var re *storage.SQLRightsError
+	if !errors.As(err, &re) {
+		t.Fatalf("saving: %v, want *storage.SQLRightsError", err)
+	}
+	left := strings.Join(re.Left, ", ")
+	for _, want := range []string{"SELECT ON pg_catalog.pg_class", "EXECUTE ON FUNCTION pg_advisory_lock(bigint)", "SELECT ON pg_catalog.pg_rewrite"} {
+		if !strings.Contains(left, want) {
+			t.Errorf("left %s, want %q among them", left, want)
+		}
+	}
+	var n int
+	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM sql_schemas").Scan(&n); err != nil || n != 0 {
+		t.Errorf("sql_schemas holds %d rows (%v), want none", n, err)
+	}
+}
