@@ -44,9 +44,6 @@ func serve() int {
 		log.Warn(samplerWarning)
 	}
 	sw := switches.New(level, initialSampler, log)
-	if w := issuerWarning(cfg); w != "" {
-		log.Warn(w)
-	}
 	var tel *telemetry.T // nil unless SVC_OTEL_ENABLED: nothing traced, nothing paid
 	var err error
 	if cfg.OTelEnabled {
@@ -107,6 +104,11 @@ func serve() int {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "svc: jwt mode: %v\n", err)
 			return 1
+		}
+		// Warned only once jwt mode has started, so a start that fails
+		// still says one thing, its reason.
+		if w := issuerWarning(cfg); w != "" {
+			log.Warn(w)
 		}
 		defer jwt.Close()
 		fed.onChange(jwt.cache.Purge)
