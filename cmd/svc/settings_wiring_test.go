@@ -12,6 +12,7 @@ import (
 	"svc/platform/netguard"
 	"svc/scheduler"
 	"svc/search"
+	"svc/storage/memory"
 	"svc/storage/postgres"
 	"svc/storage/sqlite"
 )
@@ -45,6 +46,8 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 
 		"SVC_SQLITE_PATH": "/var/lib/svc/x.db", "SVC_SQLITE_AUTO_MIGRATE": "false", "SVC_SQLITE_BUSY_TIMEOUT": "47s",
 		"SVC_SQLITE_CACHE_SIZE": "4321", "SVC_SQLITE_SEARCH_SCAN_LIMIT": "99",
+
+		"SVC_IDEMPOTENCY_RETENTION": "7h",
 	}
 	cfg, err := config.Load(config.Source{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -66,6 +69,12 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 	if got, want := sqliteOptions(cfg), (sqlite.Options{Path: "/var/lib/svc/x.db", AutoMigrate: false, BusyTimeout: 47 * time.Second,
 		CacheSizeKiB: 4321, SearchScanLimit: 99}); got != want {
 		t.Errorf("sqlite options:\n got %+v\nwant %+v", got, want)
+	}
+
+	idem, stopIdem := startIdempotency(cfg, memory.NewEntities().Keys(), log)
+	stopIdem()
+	if got := idem.Retention(); got != 7*time.Hour {
+		t.Errorf("idempotency: SVC_IDEMPOTENCY_RETENTION reached it as %s, want 7h", got)
 	}
 
 	so := searchOptions(cfg, log)
