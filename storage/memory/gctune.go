@@ -29,7 +29,7 @@ const minGCPercent = 25
 
 // DocBytes is the pointer-free heap the store holds: its document blocks
 // (whole, their free tails included) and its record and revision chunks
-// (docs/decisions/0035-memory-engine-layout.md), which the collector marks
+// (docs/decisions/0036-memory-engine-layout.md), which the collector marks
 // without scanning.
 func (s *Entities) DocBytes() int64 { return s.docBytes.Load() }
 
