@@ -320,6 +320,7 @@ type Durable struct {
 	hub      *Hub
 	tenant   string
 	id       string
+	live     bool // a LIVE_ONLY subscription: nothing is acknowledged
 	model    storage.ModelKey
 	filter   *Filter
 	body     string
@@ -340,8 +341,8 @@ func (h *Hub) AttachDurable(ctx context.Context, tenant, id, lastEventID string)
 		return nil, err
 	}
 	now := h.svc.opt.Now().UTC()
-	d := &Durable{hub: h, tenant: tenant, id: id, model: rec.Model, filter: &sp.Filter, body: sp.IncludeBody, cursor: rec.Cursor,
-		attached: now, touched: time.Now()}
+	d := &Durable{hub: h, tenant: tenant, id: id, live: sp.Delivery == DeliveryLiveOnly, model: rec.Model, filter: &sp.Filter,
+		body: sp.IncludeBody, cursor: rec.Cursor, attached: now, touched: time.Now()}
 	switch {
 	case sp.Delivery == DeliveryLiveOnly:
 		if d.cursor, err = h.log.ChangeHead(ctx); err != nil {
@@ -430,6 +431,23 @@ func (d *Durable) touch(ctx context.Context) error {
 	err = d.hub.svc.subs.AckSubscription(ctx, d.tenant, d.id, storage.ChangeCursor{}, d.hub.svc.opt.Now().UTC())
 	if errors.Is(err, storage.ErrNotFound) {
 		return ErrGone
+	}
+	return err
+}
+
+// Ack acknowledges everything up to c, the cursor of an event the
+// consumer received (the gRPC door's explicit acks; the SSE door acks
+// with Last-Event-ID at attach): the stored cursor moves forward to c,
+// never back, and the subscription counts as attached now (its ttl). A
+// LIVE_ONLY subscription acknowledges nothing. A subscription deleted
+// meanwhile is NOT_FOUND.
+func (d *Durable) Ack(ctx context.Context, c storage.ChangeCursor) error {
+	if d.live {
+		return nil
+	}
+	err := d.hub.svc.subs.AckSubscription(ctx, d.tenant, d.id, c, d.hub.svc.opt.Now().UTC())
+	if errors.Is(err, storage.ErrNotFound) {
+		return notFound(d.id)
 	}
 	return err
 }
