@@ -23,23 +23,24 @@ func (s *Entities) Changes() storage.ChangeLog { return &s.changes }
 
 // fillChanges sets FromState and BodyBefore of tx.Changes from the
 // entities' current revisions, before Commit writes new ones.
-func fillChanges(tx *storage.Tx, recs []*rec) {
+func fillChanges(tx *storage.Tx, recs []wrec) {
 	for i := range tx.Changes {
 		c := &tx.Changes[i]
 		if c.Kind == storage.KindCreate {
 			continue
 		}
 		for j := range tx.Writes {
-			if tx.Writes[j].ID != c.EntityID || len(recs[j].revs) == 0 {
+			r := recs[j]
+			if tx.Writes[j].ID != c.EntityID || r.r.nrev == 0 {
 				continue
 			}
-			last := &recs[j].revs[len(recs[j].revs)-1]
-			c.FromState = last.state
+			last := r.p.rev(r.r.last)
+			c.FromState = r.p.strs[last.state]
 			if c.Kind == storage.KindDelete {
 				c.ToState = c.FromState // a hard delete ends in the state it had
 			}
 			if c.WantBefore {
-				c.BodyBefore = append([]byte(nil), last.data...)
+				c.BodyBefore = append([]byte(nil), r.p.data(last)...)
 			}
 			break
 		}
