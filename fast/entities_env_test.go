@@ -15,8 +15,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/entity"
-	"svc/idempotency"
 	"svc/iam"
+	"svc/idempotency"
 	"svc/model"
 	"svc/platform/config"
 	"svc/search"

@@ -146,4 +146,3 @@ func encodeResult(progress any) (int, []byte) {
 	}
 	return fasthttp.StatusOK, nil
 }
-

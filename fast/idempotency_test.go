@@ -93,7 +93,9 @@ func countRevisions(e *entityEnv, tenant string) int64 {
 	return int64(len(h))
 }
 
-func fixed(p string) func(*entityEnv, string) string { return func(*entityEnv, string) string { return p } }
+func fixed(p string) func(*entityEnv, string) string {
+	return func(*entityEnv, string) string { return p }
+}
 
 var keyedOps = []keyedOp{
 	{name: "create", method: "POST", path: fixed("/entity/JSON/idem/1"), body: `{"a":1}`, other: `{"a":2}`, count: countEntities},

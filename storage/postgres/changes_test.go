@@ -19,5 +19,7 @@ func TestSubscriptionsContract(t *testing.T) {
 
 func TestIdempotencyKeysContract(t *testing.T) {
 	db := openTest(t)
-	storagetest.IdempotencyKeys(t, func(*testing.T) (storage.Entities, storage.IdempotencyKeys) { return db.Entities(), db.IdempotencyKeys() })
+	storagetest.IdempotencyKeys(t, func(*testing.T) (storage.Entities, storage.IdempotencyKeys) {
+		return db.Entities(), db.IdempotencyKeys()
+	})
 }
