@@ -55,8 +55,8 @@ type entityEnv struct {
 	// clock and reserved drive the Idempotency-Key service: the offset of
 	// its clock from time.Now, and a hook called once a key is reserved
 	// (nil: none). Tests set them before the requests they affect.
-	clock    atomic.Int64
-	reserved atomic.Pointer[func(key string)]
+	clock    *atomic.Int64
+	reserved *atomic.Pointer[func(key string)]
 	keys     *idempotency.Service
 }
 
@@ -94,11 +94,12 @@ func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	env := &entityEnv{t: t, ents: es, models: ms, svc: esvc}
+	env := &entityEnv{t: t, ents: es, models: ms, svc: esvc, clock: new(atomic.Int64), reserved: new(atomic.Pointer[func(string)])}
+	clock, reserved := env.clock, env.reserved
 	env.keys = idempotency.New(ks, idempotency.Options{
-		Now: func() time.Time { return time.Now().Add(time.Duration(env.clock.Load())) },
+		Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) },
 		Reserved: func(_ context.Context, _, key string) {
-			if f := env.reserved.Load(); f != nil {
+			if f := reserved.Load(); f != nil {
 				(*f)(key)
 			}
 		},
