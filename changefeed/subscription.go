@@ -40,6 +40,8 @@ type Spec struct {
 	// TTL is a Go duration ("720h"): a durable subscription no consumer
 	// attached to for this long is deleted.
 	TTL string `json:"ttl,omitempty"`
+	// Webhook names an HTTPS receiver the events are POSTed to (webhook.go).
+	Webhook *WebhookSpec `json:"webhook,omitempty"`
 
 	ttl time.Duration
 }

@@ -51,7 +51,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 			log.Warn("changefeed: announcing a subscription change", "error", err)
 		}
 	}
-	svc := changefeed.New(st.Subscriptions, st.Changes, w, changefeed.Options{Log: log, Announce: announce})
+	svc := changefeed.New(st.Subscriptions, st.Changes, w, changefeed.Options{Log: log, Announce: announce, Webhook: webhookOptions(cfg, st)})
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 	err := svc.Sync(ctx)
 	cancel()
@@ -60,6 +60,8 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	}
 	hub := changefeed.NewHub(svc, changefeed.HubOptions{Log: log})
 	hub.Start()
+	hooks := changefeed.NewDeliverer(svc, hub)
+	hooks.Start()
 	var last atomic.Int64
 	f := &changeFeed{svc: svc, hub: hub, watched: w}
 	f.committed = func() {
@@ -112,6 +114,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 		unsubc()
 		close(done)
 		<-stopped
+		hooks.Stop()
 		hub.Stop()
 	}
 	return f, nil

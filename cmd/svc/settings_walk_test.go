@@ -87,6 +87,12 @@ var settingEffects = map[string]string{
 	// SQL connection and schema bounds (issue 23).
 	"SVC_SQL_MAX_CONNECTIONS": "TestSQLConnectionBudget", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "TestSQLConnectionBudget",
 	"SVC_SQL_MAX_SCHEMAS_PER_TENANT": "TestSQLConnectionBoundsHTTP",
+
+	// Change-feed webhooks (issue 28); TestWebhookSettingsReachTheirOptions
+	// shows each reaches the deliverer's options.
+	"SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "TestWebhookRefusals", "SVC_WEBHOOK_TIMEOUT": "TestWebhookTimeout",
+	"SVC_WEBHOOK_MAX_BATCH_EVENTS": "TestWebhookDelivery", "SVC_WEBHOOK_BACKOFF_MAX": "TestWebhookDelivery",
+	"SVC_WEBHOOK_FAILING_AFTER": "TestWebhookDelivery",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each names a test

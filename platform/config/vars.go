@@ -144,6 +144,11 @@ func Vars(c *Config) []Var {
 		num(&c.HTTPMaxBodyBytes, "SVC_HTTP_MAX_BODY_BYTES", "http", "67108864", "extension: listener body cap in bytes, 413 problem+json above it (operations keep their 10 MiB limits below it)"),
 		str(&c.LogFormat, "SVC_LOG_FORMAT", "http", "text", "extension: `text` or `json` log lines (slog)"),
 		flag(&c.AccessLog, "SVC_ACCESS_LOG", "http", "false", "extension: one log line per request (method, path, status, bytes, duration, request id, tenant)"),
+		flag(&c.WebhookAllowPrivateNetworks, "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "http", "false", "extension: let change-feed webhooks reach loopback, private and link-local addresses (and plain http on loopback); test and development only"),
+		dur(&c.WebhookTimeout, "SVC_WEBHOOK_TIMEOUT", "http", "10s", "extension: bound of one change-feed webhook request (connect, TLS, answer)"),
+		num(&c.WebhookMaxBatchEvents, "SVC_WEBHOOK_MAX_BATCH_EVENTS", "http", "100", "extension: most change events in one webhook request (a subscription's batching.maxEvents may lower it)"),
+		dur(&c.WebhookBackoffMax, "SVC_WEBHOOK_BACKOFF_MAX", "http", "5m", "extension: cap of the exponential retry delay of a failing webhook receiver (from 1s, jittered)"),
+		num(&c.WebhookFailingAfter, "SVC_WEBHOOK_FAILING_AFTER", "http", "10", "extension: consecutive failed webhook requests after which the subscription shows failing"),
 
 		// admin
 		str(&c.AdminBindAddress, "SVC_ADMIN_BIND_ADDRESS", "admin", "127.0.0.1", "admin listener address (health and metrics)"),
