@@ -299,6 +299,8 @@ var ErrStopped = errors.New("changefeed: the node is shutting down")
 type Durable struct {
 	hub    *Hub
 	tenant string
+	id     string
+	live   bool // a LIVE_ONLY subscription: nothing is acknowledged
 	model  storage.ModelKey
 	filter *Filter
 	body   string
@@ -316,7 +318,8 @@ func (h *Hub) AttachDurable(ctx context.Context, tenant, id, lastEventID string)
 	if err != nil {
 		return nil, err
 	}
-	d := &Durable{hub: h, tenant: tenant, model: rec.Model, filter: &sp.Filter, body: sp.IncludeBody, cursor: rec.Cursor}
+	d := &Durable{hub: h, tenant: tenant, id: id, live: sp.Delivery == DeliveryLiveOnly, model: rec.Model, filter: &sp.Filter,
+		body: sp.IncludeBody, cursor: rec.Cursor}
 	now := h.svc.opt.Now().UTC()
 	switch {
 	case sp.Delivery == DeliveryLiveOnly:
@@ -380,6 +383,23 @@ func (d *Durable) Next(ctx context.Context, wait time.Duration) ([]Event, error)
 			return nil, ErrStopped
 		}
 	}
+}
+
+// Ack acknowledges everything up to c, the cursor of an event the
+// consumer received (the gRPC door's explicit acks; the SSE door acks
+// with Last-Event-ID at attach): the stored cursor moves forward to c,
+// never back, and the subscription counts as attached now (its ttl). A
+// LIVE_ONLY subscription acknowledges nothing. A subscription deleted
+// meanwhile is NOT_FOUND.
+func (d *Durable) Ack(ctx context.Context, c storage.ChangeCursor) error {
+	if d.live {
+		return nil
+	}
+	err := d.hub.svc.subs.AckSubscription(ctx, d.tenant, d.id, c, d.hub.svc.opt.Now().UTC())
+	if errors.Is(err, storage.ErrNotFound) {
+		return notFound(d.id)
+	}
+	return err
 }
 
 // Close detaches the stream.

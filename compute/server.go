@@ -118,6 +118,12 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 		// Client SDKs ping every 15-30 s, also between calls; the default
 		// policy (5 min) would answer them with GOAWAY too_many_pings.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// The server pings a connection idle for 10 s and closes it when
+		// the ping is not answered within 30 s (the change feed's stream
+		// keep-alive, as cyoda-go designed it): a consumer that vanished
+		// without closing its stream is let go. Fixed, not the member
+		// settings: tests shrink those to milliseconds.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 30 * time.Second}),
 		// Stop waits for every handler to return (they all end on
 		// s.stopping or their cancelled stream), so no goroutine of a
 		// stopped server runs on, and a member stream that was starting
@@ -131,6 +137,13 @@ func New(cfg Config, verify TokenVerifier, log *slog.Logger) *Server {
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
 	cloudapi.RegisterCloudEventsServiceServer(s.grpc, s)
 	return s
+}
+
+// RegisterService adds another service to the server (the change feed's
+// EntityChangeService); call it before Start. It makes Server a
+// grpc.ServiceRegistrar.
+func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.grpc.RegisterService(desc, impl)
 }
 
 // Start serves on lis in a goroutine the server owns, with crud serving

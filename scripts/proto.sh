@@ -12,7 +12,8 @@ trap 'rm -rf "$out"' EXIT
 protoc -I compute/proto \
   --go_out="$out" --go-grpc_out="$out" \
   compute/proto/cloudevents/cloudevents.proto \
-  compute/proto/cyoda/cyoda-cloud-api.proto
+  compute/proto/cyoda/cyoda-cloud-api.proto \
+  compute/proto/changefeed/entity-change.proto
 rm -rf compute/pb
 mkdir -p compute/pb
 cp -r "$out"/svc/compute/pb/. compute/pb/

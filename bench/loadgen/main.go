@@ -35,6 +35,9 @@ type Scenario struct {
 	// PerRequest is how many entities one request carries (0 or 1: CPU
 	// is reported per request, more: per entity).
 	PerRequest int
+	// Public scenarios' measured requests go without the run's token (a
+	// public route: /health and help are yardsticks of the bare server).
+	Public bool
 }
 
 // scenarios are every scenario by name: the built-in ones below and, added
@@ -60,7 +63,8 @@ func baseScenarios() map[string]Scenario {
 				req.SetRequestURI(base + "/help/cli")
 				req.Header.SetMethod("GET")
 			},
-			OK: func(s int) bool { return s == 200 },
+			OK:     func(s int) bool { return s == 200 },
+			Public: true,
 		},
 		"health": {
 			Describe: "GET {ctx}/health",
@@ -68,7 +72,8 @@ func baseScenarios() map[string]Scenario {
 				req.SetRequestURI(base + "/health")
 				req.Header.SetMethod("GET")
 			},
-			OK: func(s int) bool { return s == 200 },
+			OK:     func(s int) bool { return s == 200 },
+			Public: true,
 		},
 	}
 }
@@ -80,7 +85,7 @@ func main() {
 		dur      = flag.Duration("d", 10*time.Second, "run time")
 		maxReq   = flag.Uint64("n", 0, "stop after this many requests (0 = no limit)")
 		scenario = flag.String("scenario", "help", "scenario: "+strings.Join(names(), ", "))
-		token    = flag.String("token", "", "bearer token sent with every request")
+		token    = flag.String("token", "", "bearer token sent with every request, setup included (default: one fetched with LOADGEN_CLIENT_ID/LOADGEN_CLIENT_SECRET when set)")
 		remote   = flag.Bool("allow-remote", false, "allow a non-loopback target")
 		svcPID   = flag.Int("svc-pid", 0, "report this process's CPU per request (/proc/<pid>/stat)")
 		pgPID    = flag.Int("pg-pid", 0, "report the CPU of this postmaster and its children per request")
@@ -99,7 +104,8 @@ func main() {
 		}
 	}
 	probe := &cpuProbe{svcPID: *svcPID, pgPID: *pgPID}
-	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token, CPU: probe}, sc)
+	res, err := Run(Options{Base: bases[0], Bases: bases, Concurrency: *conc, Duration: *dur, MaxRequests: *maxReq, Token: *token,
+		ClientID: os.Getenv("LOADGEN_CLIENT_ID"), ClientSecret: os.Getenv("LOADGEN_CLIENT_SECRET"), CPU: probe}, sc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
@@ -147,7 +153,12 @@ type Options struct {
 	Concurrency int
 	Duration    time.Duration
 	MaxRequests uint64
-	Token       string
+	// Token is sent as a bearer token with every call, the scenario's
+	// setup included. Without it, ClientID and ClientSecret (when set)
+	// fetch one with client_credentials before the setup: a server in jwt
+	// mode, the mode users run, answers 401 to calls without one.
+	Token                  string
+	ClientID, ClientSecret string
 	// CPU, when set, is sampled right before and after the load (after
 	// Setup).
 	CPU *cpuProbe
@@ -179,6 +190,18 @@ func Run(o Options, sc Scenario) (Result, error) {
 		o.Concurrency = 1
 	}
 	client := &fasthttp.Client{MaxConnsPerHost: o.Concurrency * 2, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	creds.Store(clientCreds{o.ClientID, o.ClientSecret})
+	authz.Store("")
+	switch {
+	case o.Token != "":
+		authz.Store("Bearer " + o.Token)
+	case o.ClientID != "":
+		tok, err := fetchToken(client, o.Base)
+		if err != nil {
+			return Result{}, err
+		}
+		authz.Store("Bearer " + tok)
+	}
 	if sc.Setup != nil {
 		if err := sc.Setup(client, o.Base); err != nil {
 			return Result{}, fmt.Errorf("scenario setup: %w", err)
@@ -216,8 +239,8 @@ func Run(o Options, sc Scenario) (Result, error) {
 				}
 				req.Reset()
 				sc.Build(req, base, w, seq)
-				if o.Token != "" {
-					req.Header.Set("Authorization", "Bearer "+o.Token)
+				if !sc.Public {
+					setAuth(req)
 				}
 				t0 := time.Now()
 				err := client.Do(req, resp)

@@ -49,6 +49,7 @@ func entityCall(c *fasthttp.Client, method, uri string, body []byte) (int, []byt
 	req.SetRequestURI(uri)
 	req.Header.SetContentType("application/json")
 	req.SetBody(body)
+	setAuth(req)
 	if err := c.Do(req, resp); err != nil {
 		return 0, nil, err
 	}

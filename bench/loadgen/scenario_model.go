@@ -28,6 +28,7 @@ func importModelSample(c *fasthttp.Client, base string) error {
 	req.SetRequestURI(base + "/model/import/JSON/SAMPLE_DATA/loadgen/1")
 	req.Header.SetMethod("POST")
 	req.SetBody(modelSample())
+	setAuth(req)
 	if err := c.DoTimeout(req, resp, 10*time.Second); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"svc/audit"
 	"svc/changefeed"
 	"svc/cluster/invalidate"
+	"svc/compute/changes"
 	"svc/compute/crud"
 	"svc/entity"
 	"svc/fast"
@@ -203,6 +204,8 @@ func serve() int {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
 	}
+	// The change feed's gRPC door shares the compute listener.
+	changes.New(feed.hub, verifier(cfg, jwt, log), changes.Options{Log: log}).Register(grpcSrv)
 	if err := listenCompute(grpcSrv, cfg, jwt, log, crud.Services{Entities: entitySvc, Models: modelSvc, Search: searchSvc}); err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
