@@ -20,7 +20,7 @@ import (
 	"svc/storage"
 )
 
-// The webhook door (docs/decisions/0036-change-feed-webhooks.md): a
+// The webhook door (docs/decisions/0037-change-feed-webhooks.md): a
 // durable subscription may name an HTTPS receiver; svc POSTs its events
 // in batches signed as the Standard Webhooks specification says, and
 // retries a receiver that fails with exponential backoff and jitter,

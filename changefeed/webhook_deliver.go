@@ -213,10 +213,13 @@ func (w *worker) run(ctx context.Context) {
 			}
 		}
 		b, err := w.next(ctx, o.Lease/3)
-		if errors.Is(err, ErrStopped) {
+		if errors.Is(err, ErrStopped) || errors.Is(err, ErrGone) {
 			return
 		}
 		if err != nil {
+			// ErrDetached (the backlog passed the ceiling) reattaches from
+			// the acknowledged cursor, as a Server-Sent Events consumer that
+			// reconnects does.
 			if ctx.Err() == nil {
 				w.log().Warn("changefeed: webhooks: reading the change log", "error", err)
 				w.drop()
@@ -270,8 +273,8 @@ func (w *worker) attach(ctx context.Context) error {
 		}
 		w.window = time.Duration(b.WindowMs) * time.Millisecond
 	}
-	w.reader = &Durable{hub: w.d.hub, tenant: w.tenant, model: rec.Model, filter: &sp.Filter, body: sp.IncludeBody, cursor: rec.Cursor,
-		detach: w.d.hub.Attached()}
+	w.reader = &Durable{hub: w.d.hub, tenant: w.tenant, id: w.id, model: rec.Model, filter: &sp.Filter, body: sp.IncludeBody, cursor: rec.Cursor,
+		attached: w.d.svc.opt.Now().UTC(), touched: time.Now(), detach: w.d.hub.Attached()}
 	w.carry, w.carryEnd = nil, rec.Cursor
 	return nil
 }

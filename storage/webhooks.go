@@ -6,7 +6,7 @@ import (
 )
 
 // Webhook is the delivery side of a change-feed subscription that names an
-// HTTPS receiver (docs/decisions/0036-change-feed-webhooks.md): the
+// HTTPS receiver (docs/decisions/0037-change-feed-webhooks.md): the
 // signing secret, the delivery state the resource shows, and the lease that
 // lets one node at a time deliver it.
 type Webhook struct {

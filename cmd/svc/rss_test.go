@@ -8,9 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
-
-	"svc/bench/procstat"
 )
 
 // TestIdleRSSJWTMemory: a fresh memory server in jwt mode with a bootstrap
@@ -42,16 +41,26 @@ func TestIdleRSSJWTMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss, err := procstat.ParseRSS(status)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anon, err := procstat.ParseField(status, "RssAnon:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rss, anon := statusKiB(t, status, "VmRSS:"), statusKiB(t, status, "RssAnon:")
 	t.Logf("idle VmRSS %d KiB, RssAnon %d KiB", rss, anon)
 	if anon > 32<<10 || rss > 96<<10 {
 		t.Fatalf("idle VmRSS %d KiB (bound 96 MiB), RssAnon %d KiB (bound 32 MiB)", rss, anon)
 	}
+}
+
+// statusKiB reads a "Name:   123 kB" line of /proc/<pid>/status.
+func statusKiB(t *testing.T, status []byte, name string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if v, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return v
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s line in:\n%s", name, status)
+	return 0
 }

@@ -88,6 +88,10 @@ var settingEffects = map[string]string{
 	"SVC_SQL_MAX_CONNECTIONS": "TestSQLConnectionBudget", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "TestSQLConnectionBudget",
 	"SVC_SQL_MAX_SCHEMAS_PER_TENANT": "TestSQLConnectionBoundsHTTP",
 
+	// The change feed's bounds (issue 28).
+	"SVC_CHANGEFEED_RETENTION": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "TestChangeFeedBoundsSettings",
+	"SVC_CHANGEFEED_SUBSCRIPTION_TTL": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_SWEEP_INTERVAL": "TestChangeFeedBoundsSettings",
+
 	// Change-feed webhooks (issue 28); TestWebhookSettingsReachTheirOptions
 	// shows each reaches the deliverer's options.
 	"SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "TestWebhookRefusals", "SVC_WEBHOOK_TIMEOUT": "TestWebhookTimeout",

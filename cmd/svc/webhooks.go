@@ -7,7 +7,7 @@ import (
 )
 
 // webhookOptions maps the SVC_WEBHOOK_* settings onto the change feed's
-// webhook door (docs/decisions/0036-change-feed-webhooks.md).
+// webhook door (docs/decisions/0037-change-feed-webhooks.md).
 func webhookOptions(cfg *config.Config, st *stores) changefeed.WebhookOptions {
 	return changefeed.WebhookOptions{
 		Store:        st.Webhooks,

@@ -1,4 +1,4 @@
--- Webhook delivery of the change feed (docs/decisions/0036-change-feed-webhooks.md):
+-- Webhook delivery of the change feed (docs/decisions/0037-change-feed-webhooks.md):
 -- the signing secret of each webhook subscription, its delivery state
 -- (shown on the resource) and the lease that lets one node at a time
 -- deliver it. A row lives and dies with its subscription.

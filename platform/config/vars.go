@@ -115,7 +115,7 @@ func dur(c *time.Duration, name, group, def, doc string) Var {
 func secret(v Var) Var { v.File, v.Secret = true, true; return v }
 
 // Groups are the help topics config.<group>, in display order.
-var Groups = []string{"http", "storage", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"}
+var Groups = []string{"http", "storage", "auth", "database", "search", "scheduler", "changefeed", "cluster", "grpc", "cors", "admin"}
 
 // Vars returns the variable table bound to c.
 func Vars(c *Config) []Var {
@@ -144,11 +144,6 @@ func Vars(c *Config) []Var {
 		num(&c.HTTPMaxBodyBytes, "SVC_HTTP_MAX_BODY_BYTES", "http", "67108864", "extension: listener body cap in bytes, 413 problem+json above it (operations keep their 10 MiB limits below it)"),
 		str(&c.LogFormat, "SVC_LOG_FORMAT", "http", "text", "extension: `text` or `json` log lines (slog)"),
 		flag(&c.AccessLog, "SVC_ACCESS_LOG", "http", "false", "extension: one log line per request (method, path, status, bytes, duration, request id, tenant)"),
-		flag(&c.WebhookAllowPrivateNetworks, "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "http", "false", "extension: let change-feed webhooks reach loopback, private and link-local addresses (and plain http on loopback); test and development only"),
-		dur(&c.WebhookTimeout, "SVC_WEBHOOK_TIMEOUT", "http", "10s", "extension: bound of one change-feed webhook request (connect, TLS, answer)"),
-		num(&c.WebhookMaxBatchEvents, "SVC_WEBHOOK_MAX_BATCH_EVENTS", "http", "100", "extension: most change events in one webhook request (a subscription's batching.maxEvents may lower it)"),
-		dur(&c.WebhookBackoffMax, "SVC_WEBHOOK_BACKOFF_MAX", "http", "5m", "extension: cap of the exponential retry delay of a failing webhook receiver (from 1s, jittered)"),
-		num(&c.WebhookFailingAfter, "SVC_WEBHOOK_FAILING_AFTER", "http", "10", "extension: consecutive failed webhook requests after which the subscription shows failing"),
 
 		// admin
 		str(&c.AdminBindAddress, "SVC_ADMIN_BIND_ADDRESS", "admin", "127.0.0.1", "admin listener address (health and metrics)"),
@@ -190,6 +185,17 @@ func Vars(c *Config) []Var {
 		str(&c.SchedulerCoordinator, "SVC_SCHEDULER_COORDINATOR", "scheduler", "lowest-node-id", "the member with the smallest node id scans"),
 		dur(&c.SchedulerRedispatchBackoff, "SVC_SCHEDULER_REDISPATCH_BACKOFF", "scheduler", "30s", "re-dispatch throttle after pickup"),
 		dur(&c.SchedulerExpiryGrace, "SVC_SCHEDULER_EXPIRY_GRACE", "scheduler", "100ms", "grace above a scheduled transition's timeoutMs before it expires"),
+
+		// changefeed: the change feed's bounds
+		dur(&c.ChangeFeedRetention, "SVC_CHANGEFEED_RETENTION", "changefeed", "168h", "extension: change events are kept this long (startFromTimestamp reaches this far back); a durable subscription owing an older event is detached"),
+		num(&c.ChangeFeedBacklogMaxEvents, "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS", "changefeed", "1000000", "extension: backlog ceiling: a durable subscription owing more unacknowledged events is detached, and the log keeps at most this many events per tenant and model"),
+		dur(&c.ChangeFeedSubscriptionTTL, "SVC_CHANGEFEED_SUBSCRIPTION_TTL", "changefeed", "720h", "extension: default ttl of a durable subscription: with no consumer attached this long it is deleted (a subscription's own `ttl` overrides it)"),
+		dur(&c.ChangeFeedSweepInterval, "SVC_CHANGEFEED_SWEEP_INTERVAL", "changefeed", "5m", "extension: how often each node applies the ttl, the backlog ceiling and the retention"),
+		flag(&c.WebhookAllowPrivateNetworks, "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "changefeed", "false", "extension: let change-feed webhooks reach loopback, private and link-local addresses (and plain http on loopback); test and development only"),
+		dur(&c.WebhookTimeout, "SVC_WEBHOOK_TIMEOUT", "changefeed", "10s", "extension: bound of one change-feed webhook request (connect, TLS, answer)"),
+		num(&c.WebhookMaxBatchEvents, "SVC_WEBHOOK_MAX_BATCH_EVENTS", "changefeed", "100", "extension: most change events in one webhook request (a subscription's batching.maxEvents may lower it)"),
+		dur(&c.WebhookBackoffMax, "SVC_WEBHOOK_BACKOFF_MAX", "changefeed", "5m", "extension: cap of the exponential retry delay of a failing webhook receiver (from 1s, jittered)"),
+		num(&c.WebhookFailingAfter, "SVC_WEBHOOK_FAILING_AFTER", "changefeed", "10", "extension: consecutive failed webhook requests after which the subscription shows failing"),
 
 		// cluster
 		flag(&c.ClusterEnabled, "SVC_CLUSTER_ENABLED", "cluster", "false", "multi-node clustering; needs SVC_NODE_ID, SVC_HMAC_SECRET and postgres"),
