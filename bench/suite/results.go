@@ -128,7 +128,10 @@ func (r *results) writeBenchstat(dir string) ([]string, error) {
 	var files []string
 	for _, bd := range r.builds {
 		var b strings.Builder
-		fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: svc/bench/suite\nbuild: %s\n", bd.Path)
+		// The same configuration lines in every file: benchstat then
+		// compares the files column by column (a differing line would
+		// make separate tables).
+		b.WriteString("goos: linux\ngoarch: amd64\npkg: svc/bench/suite\n")
 		for _, sc := range r.scens {
 			for _, s := range r.samples[bd.Name][sc.Name] {
 				pairs := []any{fmtNum(s.SvcUs), "svc-us/op"}

@@ -150,7 +150,7 @@ func Vars(c *Config) []Var {
 		num(&c.AdminPort, "SVC_ADMIN_PORT", "admin", "9091", "admin listener port"),
 		secret(str(&c.MetricsBearer, "SVC_METRICS_BEARER", "admin", "", "static bearer token for GET /metrics")),
 		flag(&c.MetricsRequireAuth, "SVC_METRICS_REQUIRE_AUTH", "admin", "false", "require the bearer on /metrics; start-up fails when it is empty"),
-		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "traces and metrics over OTLP (OpenTelemetry Go SDK), configured by the standard `OTEL_EXPORTER_OTLP_*` variables"),
+		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "traces over OTLP (OpenTelemetry Go SDK), configured by the standard `OTEL_EXPORTER_OTLP_*` variables; metrics are on `/metrics` either way"),
 		flag(&c.AdminPprof, "SVC_ADMIN_PPROF", "admin", "false", "extension: Go pprof under `/debug/pprof/` on the admin listener"),
 
 		// cors
