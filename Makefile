@@ -7,10 +7,18 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export SVC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 
-.PHONY: run build image test test-deps bench fuzz lint generate clean
+.PHONY: run build build-boring image test test-deps bench bench-go bench-compare fuzz lint generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/svc ./cmd/svc
+
+# svc with Go's BoringCrypto module (GOEXPERIMENT=boringcrypto): RSA signing
+# and verification by BoringSSL's FIPS module, about twice as fast here
+# (BENCHMARKS.md, Authentication). Needs cgo and a C toolchain; the binary
+# links glibc dynamically. The default build stays pure Go
+# (docs/decisions/0040-boringcrypto-build-option.md).
+build-boring:
+	CGO_ENABLED=1 GOEXPERIMENT=boringcrypto $(GO) build -ldflags "$(LDFLAGS)" -o bin/svc-boring ./cmd/svc
 
 run: build
 	./bin/svc
@@ -31,8 +39,28 @@ test: test-deps lint
 test-deps:
 	@bash scripts/test-deps.sh
 
+# The load scenarios as users meet them (jwt mode, real tokens, TCP
+# loopback, fresh server and database per run; bench/suite), each figure
+# beside yardsticks measured in the same run. BENCH_ARGS, e.g.
+# "-set quick -d 3s" or "-rounds 3"; see BENCHMARKS.md.
+BENCH_ARGS ?=
 bench:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/svc ./cmd/svc
+	$(GO) build -o bin/loadgen ./bench/loadgen
+	$(GO) run ./bench/suite -svc bin/svc -loadgen bin/loadgen $(BENCH_ARGS)
+
+# Every `go test -bench` benchmark with -benchmem (what `make bench` was).
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./...
+
+# Same-run comparison of the base commit and the working tree, alternated:
+# make bench-compare BASE=<commit> [ROUNDS=3] [D=5s]. See BENCHMARKS.md.
+BASE ?=
+ROUNDS ?= 3
+D ?= 5s
+bench-compare:
+	@test -n "$(BASE)" || { echo "make bench-compare BASE=<commit>"; exit 2; }
+	ROUNDS=$(ROUNDS) D=$(D) bash scripts/bench-compare.sh $(BASE)
 
 # Short runs of every fuzz target, going on past failures and listing them
 # all at the end (exit 1 if any); FUZZTIME=5m for a longer soak, FUZZ=regex

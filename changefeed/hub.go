@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -47,6 +48,10 @@ type HubOptions struct {
 	Buffer int
 	// Batch is the most events one read takes; 0 means 256.
 	Batch int
+	// Touch is how often an attached durable stream checks its
+	// subscription (still there, not detached) and stamps it as attached,
+	// so the ttl counts only time with no consumer; 0 means 1 minute.
+	Touch time.Duration
 	Log   *slog.Logger
 }
 
@@ -60,6 +65,9 @@ func NewHub(svc *Service, opt HubOptions) *Hub {
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 256
+	}
+	if opt.Touch <= 0 {
+		opt.Touch = time.Minute
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
@@ -154,6 +162,10 @@ func (h *Hub) attach(d int) {
 const (
 	CutSlowConsumer = "SLOW_CONSUMER"
 	CutShutdown     = "SHUTDOWN"
+	// A durable stream's subscription was detached (its backlog passed the
+	// ceiling) or deleted.
+	CutBacklog = "BACKLOG_EXCEEDED"
+	CutDeleted = "DELETED"
 )
 
 // Live is a live-only stream attached to this node.
@@ -294,18 +306,28 @@ func (h *Hub) tail() {
 // ErrStopped is returned by a durable stream's Next once the hub stopped.
 var ErrStopped = errors.New("changefeed: the node is shutting down")
 
+// ErrDetached is returned by a durable stream's Next once the sweep
+// detached its subscription (the backlog passed the ceiling) after the
+// stream attached; ErrGone once the subscription was deleted.
+var (
+	ErrDetached = errors.New("changefeed: the subscription's backlog passed the ceiling")
+	ErrGone     = errors.New("changefeed: the subscription was deleted")
+)
+
 // Durable is a stream of one stored subscription's events from its
 // cursor, attached to this node.
 type Durable struct {
-	hub    *Hub
-	tenant string
-	id     string
-	live   bool // a LIVE_ONLY subscription: nothing is acknowledged
-	model  storage.ModelKey
-	filter *Filter
-	body   string
-	cursor storage.ChangeCursor
-	detach func()
+	hub      *Hub
+	tenant   string
+	id       string
+	live     bool // a LIVE_ONLY subscription: nothing is acknowledged
+	model    storage.ModelKey
+	filter   *Filter
+	body     string
+	cursor   storage.ChangeCursor
+	detach   func()
+	attached time.Time // when this stream attached (the svc clock)
+	touched  time.Time // when it last checked its subscription (wall clock)
 }
 
 // AttachDurable starts a stream of subscription id. With lastEventID
@@ -318,9 +340,9 @@ func (h *Hub) AttachDurable(ctx context.Context, tenant, id, lastEventID string)
 	if err != nil {
 		return nil, err
 	}
-	d := &Durable{hub: h, tenant: tenant, id: id, live: sp.Delivery == DeliveryLiveOnly, model: rec.Model, filter: &sp.Filter,
-		body: sp.IncludeBody, cursor: rec.Cursor}
 	now := h.svc.opt.Now().UTC()
+	d := &Durable{hub: h, tenant: tenant, id: id, live: sp.Delivery == DeliveryLiveOnly, model: rec.Model, filter: &sp.Filter,
+		body: sp.IncludeBody, cursor: rec.Cursor, attached: now, touched: time.Now()}
 	switch {
 	case sp.Delivery == DeliveryLiveOnly:
 		if d.cursor, err = h.log.ChangeHead(ctx); err != nil {
@@ -355,6 +377,11 @@ func (d *Durable) Next(ctx context.Context, wait time.Duration) ([]Event, error)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
+		if time.Since(d.touched) >= d.hub.opt.Touch {
+			if err := d.touch(ctx); err != nil {
+				return nil, err
+			}
+		}
 		gen := d.hub.Wait()
 		evs, err := d.hub.log.ReadChanges(ctx, storage.ChangeQuery{Tenant: d.tenant, Model: &d.model, After: d.cursor, Limit: d.hub.opt.Batch})
 		if err != nil {
@@ -383,6 +410,29 @@ func (d *Durable) Next(ctx context.Context, wait time.Duration) ([]Event, error)
 			return nil, ErrStopped
 		}
 	}
+}
+
+// touch checks the subscription is still there and not detached since
+// the stream attached, and stamps it as attached (the ttl runs only while
+// no consumer is).
+func (d *Durable) touch(ctx context.Context) error {
+	d.touched = time.Now()
+	_, sp, err := d.hub.svc.load(ctx, d.tenant, d.id)
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) && ae.Code == apierr.NotFound {
+			return ErrGone
+		}
+		return err
+	}
+	if sp.Detached != nil && !sp.Detached.At.Before(d.attached) {
+		return ErrDetached
+	}
+	err = d.hub.svc.subs.AckSubscription(ctx, d.tenant, d.id, storage.ChangeCursor{}, d.hub.svc.opt.Now().UTC())
+	if errors.Is(err, storage.ErrNotFound) {
+		return ErrGone
+	}
+	return err
 }
 
 // Ack acknowledges everything up to c, the cursor of an event the

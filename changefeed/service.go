@@ -19,8 +19,16 @@ import (
 // Options are the change feed's settings.
 type Options struct {
 	// Retention bounds how far back the log is kept (and so how far back
-	// startFromTimestamp may reach); 0 means 7 days.
+	// startFromTimestamp may reach), and so the age of a durable
+	// subscription's backlog; 0 means 7 days.
 	Retention time.Duration
+	// BacklogMaxEvents is the backlog ceiling: the most unacknowledged
+	// events a durable subscription may owe, and the most events the log
+	// keeps of one tenant's model; 0 means 1,000,000.
+	BacklogMaxEvents int64
+	// DefaultTTL is how long a durable subscription without a ttl of its
+	// own lives with no consumer attached; 0 means 30 days.
+	DefaultTTL time.Duration
 	// Announce tells the other nodes that the subscriptions changed (the
 	// cluster bus); nil on one node.
 	Announce func()
@@ -46,6 +54,12 @@ type Service struct {
 func New(subs storage.Subscriptions, log storage.ChangeLog, w *Watched, opt Options) *Service {
 	if opt.Retention <= 0 {
 		opt.Retention = 7 * 24 * time.Hour
+	}
+	if opt.BacklogMaxEvents <= 0 {
+		opt.BacklogMaxEvents = 1_000_000
+	}
+	if opt.DefaultTTL <= 0 {
+		opt.DefaultTTL = DefaultTTL
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -140,6 +154,9 @@ func (s *Service) Create(ctx context.Context, tenant string, body []byte) (*Subs
 	}
 	if err := sp.check(); err != nil {
 		return nil, err
+	}
+	if sp.Detached != nil {
+		return nil, badField("detached", "is set by svc, not by a client")
 	}
 	now := s.opt.Now()
 	// The head is read before the subscription is stored and watched:
@@ -309,9 +326,20 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 	return nil
 }
 
-// Sweep deletes durable subscriptions no consumer attached to within
-// their ttl and prunes the log past the retention. cmd/svc runs it
-// periodically.
+// Sweep runs the feed's bounds; cmd/svc runs it periodically. In order:
+//   - a durable subscription no consumer attached to (or stayed attached
+//     to) within its ttl is deleted;
+//   - a durable subscription whose backlog passed the ceiling (more
+//     unacknowledged events than BacklogMaxEvents, or an unacknowledged
+//     event older than the retention) is detached: marked with the
+//     instant, the reason and its backlog, and a consumer attached to it
+//     on any node is cut (Durable.Next returns ErrDetached at its next
+//     check) and reconnects with Last-Event-ID, which acknowledges what
+//     it received;
+//   - the log is pruned: events older than the retention, and all but
+//     the newest BacklogMaxEvents of each tenant's model. A detached
+//     subscription that was not attached loses what was pruned; its mark
+//     says so.
 func (s *Service) Sweep(ctx context.Context) error {
 	now := s.opt.Now()
 	all, err := s.subs.AllSubscriptions(ctx)
@@ -325,20 +353,68 @@ func (s *Service) Sweep(ctx context.Context) error {
 		if json.Unmarshal(rec.Spec, &sp) != nil || sp.checkMutable() != nil {
 			continue
 		}
-		if now.Sub(rec.AttachedAt) > sp.ttl {
+		if ttl := s.ttlOf(&sp); now.Sub(rec.AttachedAt) > ttl {
 			if err := s.subs.DeleteSubscription(ctx, rec.Tenant, rec.ID); err == nil {
 				gone++
-				s.opt.Log.Info("changefeed: subscription expired", "tenant", rec.Tenant, "id", rec.ID, "ttl", sp.ttl)
+				s.opt.Log.Info("changefeed: subscription expired", "tenant", rec.Tenant, "id", rec.ID, "ttl", ttl)
 			}
+			continue
+		}
+		if sp.Delivery != DeliveryDurable {
+			continue
+		}
+		if err := s.checkBacklog(ctx, rec, &sp, now); err != nil {
+			return err
 		}
 	}
 	if gone > 0 {
 		s.changed(ctx)
 	}
-	if _, err := s.log.PruneChanges(ctx, now.Add(-s.opt.Retention)); err != nil {
+	if _, err := s.log.PruneChanges(ctx, now.Add(-s.opt.Retention), s.opt.BacklogMaxEvents); err != nil {
 		return fmt.Errorf("changefeed: pruning the log: %w", err)
 	}
 	return nil
+}
+
+// Reasons a subscription is detached.
+const (
+	DetachedBacklogEvents = "BACKLOG_EVENTS"
+	DetachedBacklogAge    = "BACKLOG_AGE"
+)
+
+// checkBacklog detaches rec when its backlog passed the ceiling.
+func (s *Service) checkBacklog(ctx context.Context, rec *storage.Subscription, sp *Spec, now time.Time) error {
+	n, oldest, err := s.log.ChangeLag(ctx, rec.Tenant, rec.Model, rec.Cursor)
+	if err != nil {
+		return fmt.Errorf("changefeed: sweep: measuring lag: %w", err)
+	}
+	reason := ""
+	switch {
+	case n > s.opt.BacklogMaxEvents:
+		reason = DetachedBacklogEvents
+	case n > 0 && oldest.Before(now.Add(-s.opt.Retention)):
+		reason = DetachedBacklogAge
+	default:
+		return nil
+	}
+	sp.Detached = &Detached{At: now.UTC(), Reason: reason, Events: n}
+	if rec.Spec, err = json.Marshal(sp); err != nil {
+		return fmt.Errorf("changefeed: encoding subscription: %w", err)
+	}
+	if err := s.subs.UpdateSubscription(ctx, rec); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("changefeed: sweep: marking a subscription: %w", err)
+	}
+	s.opt.Log.Warn("changefeed: subscription detached: its backlog passed the ceiling", "tenant", rec.Tenant, "id", rec.ID,
+		"reason", reason, "events", n, "maxEvents", s.opt.BacklogMaxEvents, "retention", s.opt.Retention)
+	return nil
+}
+
+// ttlOf is how long sp lives with no consumer attached.
+func (s *Service) ttlOf(sp *Spec) time.Duration {
+	if sp.ttl > 0 {
+		return sp.ttl
+	}
+	return s.opt.DefaultTTL
 }
 
 // Totals is the feed's state for /metrics.

@@ -18,7 +18,8 @@ const (
 )
 
 // DefaultTTL is how long a durable subscription lives without an attached
-// consumer unless its ttl says otherwise.
+// consumer unless its ttl or the service's Options.DefaultTTL says
+// otherwise.
 const DefaultTTL = 30 * 24 * time.Hour
 
 // Batching groups events for the doors that batch (webhooks).
@@ -40,8 +41,21 @@ type Spec struct {
 	// TTL is a Go duration ("720h"): a durable subscription no consumer
 	// attached to for this long is deleted.
 	TTL string `json:"ttl,omitempty"`
+	// Detached is set by the sweep when the backlog passed the ceiling
+	// (Service.Sweep); a client cannot set it.
+	Detached *Detached `json:"detached,omitempty"`
 
-	ttl time.Duration
+	ttl time.Duration // 0: the service's default
+}
+
+// Detached says when and why a durable subscription's backlog passed the
+// ceiling: its consumer was cut, and events past the ceiling are pruned
+// from the log (a consumer that was not attached does not receive them).
+type Detached struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	// Events is the backlog (unacknowledged events) at that instant.
+	Events int64 `json:"events"`
 }
 
 // decodeStrict reads a JSON object refusing unknown members, so a typo
@@ -95,7 +109,7 @@ func (s *Spec) checkMutable() error {
 	if b := s.Batching; b != nil && (b.WindowMs < 0 || b.MaxEvents < 0) {
 		return badField("batching", "windowMs and maxEvents cannot be negative")
 	}
-	s.ttl = DefaultTTL
+	s.ttl = 0
 	if s.TTL != "" {
 		d, err := time.ParseDuration(s.TTL)
 		if err != nil || d < time.Minute {

@@ -57,13 +57,16 @@ func changeFeedExtDocs() map[string]opDoc {
 		"includeBody":        enum("Bodies in each event; default NONE.", "NONE", "AFTER", "BEFORE_AND_AFTER"),
 		"batching":           obj("", Map{"windowMs": Map{"type": "integer"}, "maxEvents": Map{"type": "integer"}}),
 		"startFromTimestamp": dateTime("DURABLE only: start before the first event at this instant, within the retention."),
-		"ttl":                str("Go duration (\"720h\"); a durable subscription no consumer attached to for this long is deleted. Default 720h."),
+		"ttl":                str("Go duration (\"720h\"), at least 1m; a durable subscription with no consumer attached for this long is deleted. Default SVC_CHANGEFEED_SUBSCRIPTION_TTL (720h)."),
 	}
 	resource := obj("A subscription.", merge(spec, Map{
 		"id":             str("Subscription id."),
 		"cursor":         str("Position after the last acknowledged event (opaque)."),
 		"createdAt":      dateTime(""),
-		"lastAttachedAt": dateTime("When a consumer last attached or acknowledged."),
+		"lastAttachedAt": dateTime("When a consumer last attached or acknowledged (an attached stream stamps it every minute)."),
+		"detached": obj("Set when the backlog passed the ceiling (SVC_CHANGEFEED_BACKLOG_MAX_EVENTS unacknowledged events, or one older than SVC_CHANGEFEED_RETENTION): "+
+			"the attached consumer was cut (BACKLOG_EXCEEDED) and events past the ceiling are pruned from the log.", Map{
+			"at": dateTime(""), "reason": enum("", "BACKLOG_EVENTS", "BACKLOG_AGE"), "events": Map{"type": "integer", "description": "The backlog then."}}),
 		"lag": obj("Unacknowledged events of the subscription's model and the age of the oldest (DURABLE only).", Map{
 			"events": Map{"type": "integer"}, "oldestAgeMs": Map{"type": "integer"}}),
 	}))
@@ -71,7 +74,8 @@ func changeFeedExtDocs() map[string]opDoc {
 	e404 := e(404, "NOT_FOUND: no such subscription in this tenant.")
 	sse := Map{"description": "`text/event-stream`: `id:` the event's cursor, `event: change`, `data:` the event as JSON " +
 		"(eventId, tenantId, transactionId, cursor, emittedAt, modelName, modelVersion, entityId, kind, fromState, toState, " +
-		"transitionName, bodyBefore, bodyAfter). A stream that is cut ends with `event: cut` and data {\"reason\": …}.",
+		"transitionName, bodyBefore, bodyAfter). A stream that is cut ends with `event: cut` and data {\"reason\": …, \"detail\": …}: " +
+		"SLOW_CONSUMER (live), SHUTDOWN, BACKLOG_EXCEEDED (the subscription was detached), DELETED (the subscription was deleted).",
 		"content": content("text/event-stream", str(""))}
 	return map[string]opDoc{
 		"createSubscription": {
@@ -287,6 +291,15 @@ func (h *changeFeedAPI) events(ctx *fasthttp.RequestCtx) {
 			evs, err := d.Next(context.Background(), sseKeepAlive)
 			if errors.Is(err, changefeed.ErrStopped) {
 				sw.cut(changefeed.CutShutdown, "the node is shutting down; reconnect with Last-Event-ID to resume")
+				return
+			}
+			if errors.Is(err, changefeed.ErrDetached) {
+				sw.cut(changefeed.CutBacklog, "the subscription's backlog passed the ceiling (see its detached member); "+
+					"reconnect with Last-Event-ID to acknowledge what was received and resume")
+				return
+			}
+			if errors.Is(err, changefeed.ErrGone) {
+				sw.cut(changefeed.CutDeleted, "the subscription was deleted")
 				return
 			}
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"svc/changefeed"
+	"svc/platform/opmetrics"
 	"svc/storage"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -19,8 +20,8 @@ import (
 )
 
 // httpMetrics holds request counters by route and status, a latency
-// histogram per route and the in-flight gauge, in a private set so tests can
-// run several servers side by side.
+// histogram per route and the in-flight gauge, in the set of Deps.Metrics
+// (or a private one, so tests can run several servers side by side).
 type httpMetrics struct {
 	set      *metrics.Set
 	inFlight atomic.Int64
@@ -56,12 +57,15 @@ func methodIndex(m []byte) int {
 	return len(methodLabels) - 1
 }
 
-func newHTTPMetrics() *httpMetrics {
+func newHTTPMetrics(set *metrics.Set) *httpMetrics {
 	// # HELP and # TYPE lines for every metric, so Prometheus reads the
 	// types natively (helpTexts fills in the help strings). A process-wide
 	// switch of the metrics library; setting it again is harmless.
 	metrics.ExposeMetadata(true)
-	m := &httpMetrics{set: metrics.NewSet()}
+	if set == nil {
+		set = metrics.NewSet()
+	}
+	m := &httpMetrics{set: set}
 	m.set.NewGauge(`http_requests_in_flight`, func() float64 { return float64(m.inFlight.Load()) })
 	return m
 }
@@ -149,6 +153,15 @@ var helpTexts = map[string]string{
 	"changefeed_oldest_unacknowledged_age_seconds": "Age of the oldest event a durable subscription has not acknowledged.",
 }
 
+// metricHelp is the # HELP string of one of svc's metrics.
+func metricHelp(name string) (string, bool) {
+	if h, ok := helpTexts[name]; ok {
+		return h, true
+	}
+	h, ok := opmetrics.Help[name]
+	return h, ok
+}
+
 // writeMetrics writes the process, runtime and HTTP metrics in the
 // Prometheus text format, with help strings on svc's own metrics.
 func (s *Server) writeMetrics(w io.Writer) {
@@ -158,7 +171,7 @@ func (s *Server) writeMetrics(w io.Writer) {
 	for _, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
 		line = promtoolName(line)
 		if name, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
-			if h, ok := helpTexts[string(bytes.TrimSpace(name))]; ok {
+			if h, ok := metricHelp(string(bytes.TrimSpace(name))); ok {
 				line = []byte("# HELP " + string(bytes.TrimSpace(name)) + " " + h + "\n")
 			}
 		}

@@ -44,9 +44,6 @@ func (s *Server) traced(t *telemetry.T, route string, rm *routeMetrics, next fas
 				span.SetStatus(codes.Error, strconv.Itoa(status))
 			}
 			span.End()
-			t.HTTPDuration(context.Background(), time.Since(start).Seconds(), attribute.String("http.route", route),
-				attribute.String("http.request.method", methodLabels[methodIndex(ctx.Method())]),
-				attribute.Int("http.response.status_code", status))
 		}()
 		next(ctx)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
@@ -98,6 +99,10 @@ type Deps struct {
 	StreamData *streamdata.Service
 	// Telemetry traces requests (SVC_OTEL_ENABLED); nil traces nothing.
 	Telemetry *telemetry.T
+	// Metrics is the set /metrics writes besides the process and runtime
+	// metrics, shared with the storage, dispatch and gRPC histograms
+	// (platform/opmetrics); nil gives the server a set of its own.
+	Metrics *metrics.Set
 	// Pool snapshots the storage connection pool for /metrics; nil (the
 	// memory engine) exports no pool metrics.
 	Pool func() storage.PoolStats
@@ -147,7 +152,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	if deps.Help == nil {
 		deps.Help = help.Default()
 	}
-	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics()}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, metrics: newHTTPMetrics(deps.Metrics)}
 	s.metrics.exportPool(deps.Pool)
 	s.metrics.exportChanges(deps.Changes)
 	initRequestIDPrefix(&s.reqPfx)

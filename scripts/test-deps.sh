@@ -15,14 +15,27 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && ! pg_isready -h 127.0.0.1 -p 5432
   fi
 fi
 
-# Headless Chromium for the /docs end-to-end test, from Debian's packages.
+# Debian packages `make test` needs, with what each is for; one apt-get run
+# installs the missing ones.
+need=()
+# Headless Chromium for the /docs end-to-end test.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# buildah, podman and runc for the container image test (TestContainerImage
+# in cmd/svc builds an image FROM scratch and runs it; crun, podman's
+# default runtime, refuses machines whose cgroup v2 hierarchy holds a
+# controller, runc runs there). About 40 s to install here.
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || need+=(runc)
+
+
 # --no-install-recommends: headless Chromium needs none of the recommended
 # desktop packages (the browser test passes without them).
-if ! command -v chromium >/dev/null 2>&1; then
+if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     apt=(apt-get -o "DPkg::Lock::Timeout=$APT_LOCK_WAIT" -o "Acquire::Retries=3")
-    echo "test-deps: installing chromium (Debian package, no recommended packages) for the /docs browser test"
+    echo "test-deps: installing ${need[*]} (Debian packages, no recommended packages)"
     echo "test-deps: waiting up to ${APT_LOCK_WAIT}s for the package lock if another apt-get holds it"
     # The lists lock of `apt-get update` is not covered by the dpkg lock
     # timeout in every apt version: retry, bounded by the same wait.
@@ -36,12 +49,18 @@ if ! command -v chromium >/dev/null 2>&1; then
       sleep 5
       waited=$((waited + 5))
     done
+    # --no-install-recommends: headless Chromium needs none of the
+    # recommended desktop packages (the browser test passes without them),
+    # and the image test none of podman's.
     # Print the packages apt is about to install, then install them.
-    "${apt[@]}" install -s --no-install-recommends chromium | awk '/^Inst /{print "test-deps:   " $2}'
-    "${apt[@]}" install -y -qq --no-install-recommends chromium >/dev/null
-    echo "test-deps: chromium installed: $(chromium --version 2>/dev/null || echo unknown)"
+    "${apt[@]}" install -s --no-install-recommends "${need[@]}" | awk '/^Inst /{print "test-deps:   " $2}'
+    "${apt[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    for p in "${need[@]}"; do
+      echo "test-deps: $p installed: $("$p" --version 2>/dev/null | head -n1 || echo unknown)"
+    done
   else
-    echo "chromium is missing and cannot be installed here (needs root and apt-get);" \
-      "the /docs browser test will fail unless SVC_SKIP_BROWSER_TEST=1" >&2
+    echo "${need[*]} missing and cannot be installed here (needs root and apt-get):" \
+      "the /docs browser test fails without chromium unless SVC_SKIP_BROWSER_TEST=1;" \
+      "the container image test skips without buildah and podman" >&2
   fi
 fi

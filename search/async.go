@@ -299,13 +299,21 @@ func (p *pool) beat() {
 		held = append(held, t)
 	}
 	p.mu.Unlock()
-	ctx := context.Background()
-	for _, t := range held {
-		st, err := s.jobs.Heartbeat(ctx, t.job.Tenant, t.job.ID, t.job.Epoch, s.opt.Now().UTC())
-		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) || (err == nil && st != storage.JobRunning) {
+	if len(held) == 0 {
+		return
+	}
+	beats := make([]storage.JobBeat, len(held))
+	for i, t := range held {
+		beats[i] = storage.JobBeat{Tenant: t.job.Tenant, ID: t.job.ID, Epoch: t.job.Epoch}
+	}
+	still, err := s.jobs.Heartbeat(context.Background(), beats, s.opt.Now().UTC())
+	if err != nil {
+		s.opt.OnBackgroundErr("search job heartbeat", err)
+		return
+	}
+	for i, t := range held {
+		if !still[i] {
 			t.cancel()
-		} else if err != nil {
-			s.opt.OnBackgroundErr("search job heartbeat", err)
 		}
 	}
 }

@@ -104,8 +104,10 @@ type ChangeLog interface {
 	// ChangeLag counts tenant's events of model after cursor and gives
 	// the emission time of the oldest (zero when none).
 	ChangeLag(ctx context.Context, tenant string, model ModelKey, after ChangeCursor) (int64, time.Time, error)
-	// PruneChanges removes events emitted before t and returns how many.
-	PruneChanges(ctx context.Context, before time.Time) (int64, error)
+	// PruneChanges removes events emitted before t and, when keep > 0,
+	// all but the newest keep events of each tenant and model; it returns
+	// how many it removed.
+	PruneChanges(ctx context.Context, before time.Time, keep int64) (int64, error)
 }
 
 // Subscription is a stored change-feed subscription. Spec is the

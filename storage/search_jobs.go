@@ -39,6 +39,13 @@ type SearchJob struct {
 	StaleClaims int
 }
 
+// JobBeat names a job a node runs, at the epoch it claimed it.
+type JobBeat struct {
+	Tenant string
+	ID     [16]byte
+	Epoch  int64
+}
+
 // SearchJobs stores async search jobs and snapshots so that any node can
 // answer for them. Every method is tenant-scoped where it takes a tenant.
 type SearchJobs interface {
@@ -46,9 +53,13 @@ type SearchJobs interface {
 	// GetJob: ErrNotFound when absent or another tenant's.
 	GetJob(ctx context.Context, tenant string, id [16]byte) (*SearchJob, error)
 	DeleteJob(ctx context.Context, tenant string, id [16]byte) error
-	// Heartbeat stamps the job at epoch and returns its status;
-	// ErrConflict when the epoch moved on (taken over).
-	Heartbeat(ctx context.Context, tenant string, id [16]byte, epoch int64, now time.Time) (string, error)
+	// Heartbeat stamps, in one round trip, every job of beats that is
+	// still RUNNING at the beat's epoch, and reports for each beat
+	// whether the caller still holds it: false when the job is gone,
+	// terminal or taken over at another epoch. A node holds many jobs
+	// and stamps them all each interval; one statement per job made a
+	// loaded node late enough for others to claim its jobs as stale.
+	Heartbeat(ctx context.Context, beats []JobBeat, now time.Time) (held []bool, err error)
 	// Finish writes a terminal status (with the result ids when
 	// SUCCESSFUL) if the job is still RUNNING at epoch, else ErrConflict.
 	Finish(ctx context.Context, j *SearchJob, ids [][16]byte) error

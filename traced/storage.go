@@ -1,5 +1,6 @@
 // Package traced wraps the storage and dispatch interfaces so each call is
-// a span and a duration sample of platform/telemetry. It sits between the
+// a latency sample on /metrics (platform/opmetrics) and, with
+// SVC_OTEL_ENABLED, a span of platform/telemetry. It sits between the
 // command and the layers it wraps: platform knows no storage or domain
 // type, so the decorators live here (docs/ARCHITECTURE.md).
 package traced
@@ -8,83 +9,123 @@ import (
 	"context"
 	"time"
 
+	"svc/platform/opmetrics"
 	"svc/platform/telemetry"
 	"svc/storage"
 )
 
-// Entities wraps an entity store so each main operation is a span (a child
-// of the request's) and a duration sample. Without telemetry (t nil) it
-// returns the store itself.
-func Entities(t *telemetry.T, st storage.Entities) storage.Entities {
-	if t == nil {
+// Storage operations timed, the index into tracedEntities.ops.
+const (
+	opCommit = iota
+	opGet
+	opGetAt
+	opGetByTx
+	opList
+	opScan
+	opCount
+	opCountByState
+	nOps
+)
+
+var opNames = [nOps]string{"Commit", "Get", "GetAt", "GetByTx", "List", "Scan", "Count", "CountByState"}
+
+// Entities wraps an entity store of the named engine so each main
+// operation is a duration sample in m and, with telemetry, a span (a child
+// of the request's). With neither (t and m nil) it returns the store
+// itself.
+func Entities(t *telemetry.T, m *opmetrics.Set, engine string, st storage.Entities) storage.Entities {
+	if t == nil && m == nil {
 		return st
 	}
-	return &tracedEntities{Entities: st, t: t}
+	e := &tracedEntities{Entities: st, t: t}
+	for i, name := range opNames {
+		e.ops[i] = m.Storage(engine, name)
+	}
+	return e
 }
 
 // tracedEntities overrides the operations requests spend their time in;
-// History and DeleteModel pass through untraced.
+// History and DeleteModel pass through untimed.
 type tracedEntities struct {
 	storage.Entities
-	t *telemetry.T
+	t   *telemetry.T
+	ops [nOps]*opmetrics.Op
 }
 
-func (e *tracedEntities) op(ctx context.Context, name, tenant string) (context.Context, func(error)) {
-	return e.t.StorageOp(ctx, name, tenant)
+// call is one timed operation: a value, so timing allocates nothing.
+type call struct {
+	start time.Time
+	op    *opmetrics.Op
+	end   func(error)
+}
+
+func (e *tracedEntities) begin(ctx context.Context, op int, tenant string) (context.Context, call) {
+	c := call{start: time.Now(), op: e.ops[op]}
+	if e.t != nil {
+		ctx, c.end = e.t.StorageOp(ctx, opNames[op], tenant)
+	}
+	return ctx, c
+}
+
+func (c call) done(err error) {
+	c.op.Since(c.start, err)
+	if c.end != nil {
+		c.end(err)
+	}
 }
 
 func (e *tracedEntities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
-	ctx, end := e.op(ctx, "Commit", tx.Tenant)
+	ctx, c := e.begin(ctx, opCommit, tx.Tenant)
 	at, err := e.Entities.Commit(ctx, tx)
-	end(err)
+	c.done(err)
 	return at, err
 }
 
 func (e *tracedEntities) Get(ctx context.Context, tenant string, id [16]byte) (*storage.Entity, error) {
-	ctx, end := e.op(ctx, "Get", tenant)
+	ctx, c := e.begin(ctx, opGet, tenant)
 	v, err := e.Entities.Get(ctx, tenant, id)
-	end(err)
+	c.done(err)
 	return v, err
 }
 
 func (e *tracedEntities) GetAt(ctx context.Context, tenant string, id [16]byte, at time.Time) (*storage.Entity, error) {
-	ctx, end := e.op(ctx, "GetAt", tenant)
+	ctx, c := e.begin(ctx, opGetAt, tenant)
 	v, err := e.Entities.GetAt(ctx, tenant, id, at)
-	end(err)
+	c.done(err)
 	return v, err
 }
 
 func (e *tracedEntities) GetByTx(ctx context.Context, tenant string, id, txID [16]byte) (*storage.Entity, error) {
-	ctx, end := e.op(ctx, "GetByTx", tenant)
+	ctx, c := e.begin(ctx, opGetByTx, tenant)
 	v, err := e.Entities.GetByTx(ctx, tenant, id, txID)
-	end(err)
+	c.done(err)
 	return v, err
 }
 
 func (e *tracedEntities) List(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, offset, limit int) ([]*storage.Entity, error) {
-	ctx, end := e.op(ctx, "List", tenant)
+	ctx, c := e.begin(ctx, opList, tenant)
 	v, err := e.Entities.List(ctx, tenant, model, at, offset, limit)
-	end(err)
+	c.done(err)
 	return v, err
 }
 
 func (e *tracedEntities) Scan(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time, fn func(*storage.Entity) error) error {
-	ctx, end := e.op(ctx, "Scan", tenant)
+	ctx, c := e.begin(ctx, opScan, tenant)
 	err := e.Entities.Scan(ctx, tenant, model, at, fn)
-	end(err)
+	c.done(err)
 	return err
 }
 
 func (e *tracedEntities) Count(ctx context.Context, tenant string, model storage.ModelKey) (int64, error) {
-	ctx, end := e.op(ctx, "Count", tenant)
+	ctx, c := e.begin(ctx, opCount, tenant)
 	v, err := e.Entities.Count(ctx, tenant, model)
-	end(err)
+	c.done(err)
 	return v, err
 }
 
 func (e *tracedEntities) CountByState(ctx context.Context, tenant string, model storage.ModelKey, at *time.Time) ([]storage.StateCount, error) {
-	ctx, end := e.op(ctx, "CountByState", tenant)
+	ctx, c := e.begin(ctx, opCountByState, tenant)
 	v, err := e.Entities.CountByState(ctx, tenant, model, at)
-	end(err)
+	c.done(err)
 	return v, err
 }

@@ -1,12 +1,17 @@
 package traced_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
+	"svc/platform/opmetrics"
 	"svc/platform/telemetry"
 	"svc/platform/telemetry/otlptest"
 	"svc/storage"
@@ -29,7 +34,8 @@ func (fakeDispatcher) DispatchFunction(context.Context, *workflow.FunctionCall) 
 
 // TestSpansReachAnOTLPReceiver runs the real exporters against an
 // in-process OTLP/gRPC collector: storage and dispatch spans arrive,
-// children of the span their context carries, with the duration metrics.
+// children of the span their context carries, and no metric (they are on
+// /metrics: TestLatencyOnMetrics).
 func TestSpansReachAnOTLPReceiver(t *testing.T) {
 	col := otlptest.Start(t)
 	col.Env(t)
@@ -40,14 +46,14 @@ func TestSpansReachAnOTLPReceiver(t *testing.T) {
 	}
 	root, rootSpan := tel.StartSpan(ctx, "request")
 
-	st := traced.Entities(tel, memory.NewEntities())
+	st := traced.Entities(tel, nil, "memory", memory.NewEntities())
 	if _, err := st.Get(root, "t1", [16]byte{1}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("get: %v", err)
 	}
 	if _, err := st.Count(root, "t1", storage.ModelKey{Name: "m", Version: 1}); err != nil {
 		t.Fatal(err)
 	}
-	d := traced.Dispatch(tel, fakeDispatcher{})
+	d := traced.Dispatch(tel, nil, fakeDispatcher{})
 	_, _ = d.DispatchProcessor(root, &workflow.ProcessorCall{Processor: "enrich"})
 	_, _ = d.DispatchCriteria(root, &workflow.CriteriaCall{Criteria: "check"})
 
@@ -75,23 +81,115 @@ func TestSpansReachAnOTLPReceiver(t *testing.T) {
 	if sp := col.SpanNamed("compute.dispatch.criteria"); sp != nil && sp.GetStatus().GetMessage() != "member gone" {
 		t.Errorf("failed dispatch status %v", sp.GetStatus())
 	}
-	m := col.Metrics()
-	for _, name := range []string{"svc.storage.operation.duration", "svc.compute.dispatch.duration"} {
-		if !m[name] {
-			t.Errorf("no metric %s (got %v)", name, m)
+	if m := col.Metrics(); len(m) != 0 {
+		t.Errorf("metrics exported over OTLP: %v", m)
+	}
+}
+
+// TestDisabledIsFree: without telemetry and metrics the decorators hand
+// back what they were given.
+func TestDisabledIsFree(t *testing.T) {
+	var tel *telemetry.T
+	st := memory.NewEntities()
+	if traced.Entities(tel, nil, "memory", st) != storage.Entities(st) {
+		t.Fatal("disabled telemetry wrapped the store")
+	}
+	var d traced.Dispatcher = fakeDispatcher{}
+	if traced.Dispatch(tel, nil, d) != d {
+		t.Fatal("disabled telemetry wrapped the dispatcher")
+	}
+}
+
+// TestLatencyOnMetrics (issue 24 item 7): storage operations and
+// dispatches are histograms in the /metrics set, by engine, operation or
+// kind and outcome; an operation never called has no series.
+func TestLatencyOnMetrics(t *testing.T) {
+	set := metrics.NewSet()
+	ops := opmetrics.New(set)
+	ctx := context.Background()
+	st := traced.Entities(nil, ops, "memory", memory.NewEntities())
+	if _, err := st.Get(ctx, "t1", [16]byte{1}); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("get: %v", err)
+	}
+	if _, err := st.Count(ctx, "t1", storage.ModelKey{Name: "m", Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d := traced.Dispatch(nil, ops, fakeDispatcher{})
+	_, _ = d.DispatchProcessor(ctx, &workflow.ProcessorCall{Processor: "enrich"})
+	_, _ = d.DispatchCriteria(ctx, &workflow.CriteriaCall{Criteria: "check"})
+	var b bytes.Buffer
+	set.WritePrometheus(&b)
+	out := b.String()
+	for _, want := range []string{
+		`svc_storage_operation_duration_seconds_count{engine="memory",op="Get",outcome="error"} 1`,
+		`svc_storage_operation_duration_seconds_count{engine="memory",op="Count",outcome="ok"} 1`,
+		`svc_compute_dispatch_duration_seconds_count{kind="processor",outcome="ok"} 1`,
+		`svc_compute_dispatch_duration_seconds_count{kind="criteria",outcome="error"} 1`,
+		`svc_storage_operation_duration_seconds_bucket{engine="memory",op="Get",outcome="error",le="0.0001"}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("/metrics set lacks %s:\n%s", want, out)
+		}
+	}
+	for _, absent := range []string{`op="Commit"`, `op="Get",outcome="ok"`, `kind="function"`, "t1"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("/metrics set has %s, never sampled", absent)
 		}
 	}
 }
 
-// TestDisabledIsFree: a nil pipeline hands back what it was given.
-func TestDisabledIsFree(t *testing.T) {
-	var tel *telemetry.T
-	st := memory.NewEntities()
-	if traced.Entities(tel, st) != storage.Entities(st) {
-		t.Fatal("disabled telemetry wrapped the store")
+// TestTimingAllocatesNothing: once a series exists, a timed storage read
+// allocates what the bare store's read does (the hot-path rule).
+func TestTimingAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
 	}
-	var d traced.Dispatcher = fakeDispatcher{}
-	if traced.Dispatch(tel, d) != d {
-		t.Fatal("disabled telemetry wrapped the dispatcher")
+	bare, id := seeded(t)
+	timed := traced.Entities(nil, opmetrics.New(metrics.NewSet()), "memory", bare)
+	ctx := context.Background()
+	get := func(st storage.Entities) func() {
+		return func() {
+			if _, err := st.Get(ctx, "t1", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	get(timed)()
+	if b, w := testing.AllocsPerRun(200, get(bare)), testing.AllocsPerRun(200, get(timed)); w != b {
+		t.Errorf("timed Get: %v allocations, the bare store's: %v", w, b)
+	}
+}
+
+// seeded is a memory store holding one entity of tenant t1.
+func seeded(tb testing.TB) (storage.Entities, [16]byte) {
+	tb.Helper()
+	st := memory.NewEntities()
+	id := [16]byte{7}
+	tx := &storage.Tx{Tenant: "t1", ID: [16]byte{8}, Writes: []storage.Write{{ID: id, Model: storage.ModelKey{Name: "m", Version: 1}, State: "NEW", Data: []byte(`{"a":1}`)}}}
+	if _, err := st.Commit(context.Background(), tx); err != nil {
+		tb.Fatal(err)
+	}
+	return st, id
+}
+
+// BenchmarkEntitiesGet is a storage read bare and timed for /metrics.
+func BenchmarkEntitiesGet(b *testing.B) {
+	bare, id := seeded(b)
+	for _, c := range []struct {
+		name string
+		st   storage.Entities
+	}{
+		{"bare", bare},
+		{"metrics", traced.Entities(nil, opmetrics.New(metrics.NewSet()), "memory", bare)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.st.Get(ctx, "t1", id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -23,10 +23,22 @@ const (
 )
 
 const (
-	feedSyncInterval  = time.Minute     // the watched set's full sync, a backstop for lost announcements
-	feedSweepInterval = 5 * time.Minute // ttl expiry and retention
+	feedSyncInterval  = time.Minute // the watched set's full sync, a backstop for lost announcements
 	feedAnnounceEvery = 50 * time.Millisecond
 )
+
+// feedOptions are the change feed's settings (config.changefeed).
+func feedOptions(cfg *config.Config, log *slog.Logger, announce func()) changefeed.Options {
+	return changefeed.Options{Retention: cfg.ChangeFeedRetention, BacklogMaxEvents: int64(cfg.ChangeFeedBacklogMaxEvents),
+		DefaultTTL: cfg.ChangeFeedSubscriptionTTL, Log: log, Announce: announce}
+}
+
+// feedHubOptions: an attached durable stream checks its subscription (ttl
+// stamp, detach, delete) every minute, or every sweep when that is
+// shorter, so a sweep's detach reaches it within one sweep.
+func feedHubOptions(cfg *config.Config, log *slog.Logger) changefeed.HubOptions {
+	return changefeed.HubOptions{Log: log, Touch: min(time.Minute, cfg.ChangeFeedSweepInterval)}
+}
 
 // changeFeed is the change feed as serve wires it.
 type changeFeed struct {
@@ -51,14 +63,14 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 			log.Warn("changefeed: announcing a subscription change", "error", err)
 		}
 	}
-	svc := changefeed.New(st.Subscriptions, st.Changes, w, changefeed.Options{Log: log, Announce: announce})
+	svc := changefeed.New(st.Subscriptions, st.Changes, w, feedOptions(cfg, log, announce))
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 	err := svc.Sync(ctx)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("change feed: %w", err)
 	}
-	hub := changefeed.NewHub(svc, changefeed.HubOptions{Log: log})
+	hub := changefeed.NewHub(svc, feedHubOptions(cfg, log))
 	hub.Start()
 	var last atomic.Int64
 	f := &changeFeed{svc: svc, hub: hub, watched: w}
@@ -85,7 +97,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	go func() {
 		defer close(stopped)
 		sync := time.NewTicker(feedSyncInterval)
-		sweep := time.NewTicker(feedSweepInterval)
+		sweep := time.NewTicker(cfg.ChangeFeedSweepInterval)
 		defer sync.Stop()
 		defer sweep.Stop()
 		for {

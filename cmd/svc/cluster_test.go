@@ -329,13 +329,13 @@ func TestClusterSurvivesSIGKILL(t *testing.T) {
 		t.Skip("runs a cluster of svc processes")
 	}
 	db := pgtest.New(t, "cluster_kill")
-	// A survivor stamps each job it holds (queued ones too) with its own
-	// UPDATE, one after another, every heartbeat. With ~20 orphans claimed
-	// per survivor on a loaded machine a pass took over 1 s, so the other
+	// A survivor used to stamp each job it holds (queued ones too) with
+	// its own UPDATE, one after another; with ~20 orphans claimed per
+	// survivor on a loaded machine a pass took over 1 s, so the other
 	// survivor took live jobs over as stale, back and forth, until one
 	// reached SVC_SEARCH_JOB_MAX_ATTEMPTS and was FAILED (1 of 39 in CI).
-	// A 4 s staleness (16 heartbeats) keeps the takeover of the victim's
-	// jobs quick and the survivors' own jobs theirs.
+	// Heartbeats are one statement per pass now; the 4 s staleness (16
+	// heartbeats) still leaves room for a node starved of CPU.
 	nodes := startTestCluster(t, db, []string{"n1", "n2", "n3"},
 		"SVC_SEARCH_JOB_HEARTBEAT_INTERVAL=250ms", "SVC_SEARCH_JOB_STALE_AFTER=4s", "SVC_SEARCH_ASYNC_WORKERS=1",
 		"SVC_SEARCH_ASYNC_MAX_PER_TENANT=0", "SVC_SCHEDULER_SCAN_INTERVAL=100ms")

@@ -13,6 +13,7 @@ import (
 	"svc/compute/crud"
 	"svc/iam"
 	"svc/platform/config"
+	"svc/platform/opmetrics"
 	"svc/platform/telemetry"
 )
 
@@ -21,12 +22,12 @@ import (
 // clients do: the jwt verification chain in jwt mode, the mock principal
 // in mock mode. In cluster mode it forwards dispatches through pr. The
 // caller owns the server and stops it after the HTTP drain.
-func newCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, pr *peers, cl cluster.Cluster, log *slog.Logger) (*compute.Server, error) {
+func newCompute(cfg *config.Config, jwt *jwtMode, tel *telemetry.T, ops *opmetrics.Set, pr *peers, cl cluster.Cluster, log *slog.Logger) (*compute.Server, error) {
 	ccfg, err := computeConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ccfg.ServerOptions = tel.GRPCServerOptions()
+	ccfg.ServerOptions = append(ops.GRPCServerOptions(), tel.GRPCServerOptions()...)
 	pr.clusterDispatch(&ccfg, cl)
 	return compute.New(ccfg, verifier(cfg, jwt, log), log), nil
 }

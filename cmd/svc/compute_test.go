@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"svc/compute/member"
+	"svc/internal/await"
 )
 
 // TestServeComputeMemberJoins starts the real binary in mock IAM mode and
@@ -160,5 +163,39 @@ func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.Meta.State != "DONE" || string(got.Data) != `{"amount":2}` {
 		t.Fatalf("entity after the processor: %d %s", code, body)
+	}
+
+	// One metrics pipeline (issue 24 item 7): the storage operations, the
+	// dispatches (the refused one too) and the member's gRPC stream, once
+	// it ends, are latency histograms on /metrics.
+	m.Close()
+	want := []string{
+		`svc_storage_operation_duration_seconds_count{engine="memory",op="Commit",outcome="ok"}`,
+		`svc_storage_operation_duration_seconds_count{engine="memory",op="Get",outcome="ok"}`,
+		`svc_compute_dispatch_duration_seconds_count{kind="processor",outcome="ok"} 1`,
+		`svc_compute_dispatch_duration_seconds_count{kind="processor",outcome="error"} 1`,
+		`grpc_server_handling_seconds_count{method="/org.cyoda.cloud.api.grpc.CloudEventsService/startStreaming",code=`,
+	}
+	var metricsText string
+	if !await.Poll(60*time.Second, func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", adminPort))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		metricsText = string(b)
+		for _, w := range want {
+			if !strings.Contains(metricsText, w) {
+				return false
+			}
+		}
+		return true
+	}) {
+		for _, w := range want {
+			if !strings.Contains(metricsText, w) {
+				t.Errorf("/metrics lacks %s", w)
+			}
+		}
 	}
 }

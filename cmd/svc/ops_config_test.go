@@ -99,7 +99,8 @@ func TestNewLoggerFormats(t *testing.T) {
 }
 
 // TestBannerSaysOTelIsOn (issue 26): with SVC_OTEL_ENABLED the banner says
-// traces and metrics are exported and where; without it, nothing.
+// traces are exported and where (metrics are on /metrics); without it,
+// nothing.
 func TestBannerSaysOTelIsOn(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
@@ -108,7 +109,7 @@ func TestBannerSaysOTelIsOn(t *testing.T) {
 		cfg.OTelEnabled = on
 		var b strings.Builder
 		printBanner(&b, cfg, addr, addr)
-		got := strings.Contains(b.String(), "OpenTelemetry on: traces and metrics over OTLP to http://collector:4317")
+		got := strings.Contains(b.String(), "OpenTelemetry on: traces over OTLP to http://collector:4317")
 		if got != on {
 			t.Errorf("SVC_OTEL_ENABLED=%v, banner:\n%s", on, b.String())
 		}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"svc/audit"
 	"svc/changefeed"
 	"svc/cluster/invalidate"
@@ -22,6 +24,7 @@ import (
 	"svc/help"
 	"svc/model"
 	"svc/platform/config"
+	"svc/platform/opmetrics"
 	"svc/platform/switches"
 	"svc/platform/telemetry"
 	"svc/scheduler"
@@ -63,6 +66,11 @@ func serve() int {
 			}
 		}()
 	}
+	// The one metrics pipeline: HTTP, storage, dispatch and gRPC latency
+	// in the set the admin listener's /metrics writes
+	// (docs/decisions/0041-one-metrics-pipeline.md).
+	metricSet := metrics.NewSet()
+	ops := opmetrics.New(metricSet)
 	st, err := openStorage(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: storage: %v\n", err)
@@ -123,7 +131,7 @@ func serve() int {
 		return 1
 	}
 	defer pr.close()
-	grpcSrv, err := newCompute(cfg, jwt, tel, pr, cl, log)
+	grpcSrv, err := newCompute(cfg, jwt, tel, ops, pr, cl, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "svc: %v\n", err)
 		return 1
@@ -131,11 +139,11 @@ func serve() int {
 	defer grpcSrv.Stop()
 	xn := newCrossNode(cfg, cl, tokens, pr, grpcSrv)
 	defer xn.close()
-	dispatcher := traced.Dispatch(tel, grpcSrv)
+	dispatcher := traced.Dispatch(tel, ops, grpcSrv)
 	// Function conditions of search, grouped stats and delete by
 	// condition go to the same members as workflow processors.
 	so := searchOptions(cfg, log)
-	so.Dispatcher = grpcSrv
+	so.Dispatcher = dispatcher
 	searchSvc := search.New(st.Models, st.Search, st.SearchJobs, so)
 	searchSvc.Start()
 	defer func() {
@@ -154,7 +162,7 @@ func serve() int {
 		return 1
 	}
 	defer feed.stop()
-	entities := overlay.Entities(traced.Entities(tel, changefeed.NewRecorder(st.Entities, feed.watched, feed.committed)))
+	entities := overlay.Entities(traced.Entities(tel, ops, cfg.StorageBackend, changefeed.NewRecorder(st.Entities, feed.watched, feed.committed)))
 	modelSvc := model.New(st.Models, model.StoreCounter{Store: entities}, model.WithMaxRetries(cfg.SchemaExtendMaxRetries),
 		model.WithCacheLease(cfg.ModelCacheLease))
 	engine := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), MaxStateVisits: cfg.MaxStateVisits, Log: log,
@@ -166,6 +174,7 @@ func serve() int {
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
 	deps := fast.Deps{
 		Telemetry:  tel,
+		Metrics:    metricSet,
 		Help:       help.Default().WithVersion(version),
 		Version:    version,
 		Log:        log,
@@ -331,7 +340,7 @@ func printBanner(w io.Writer, cfg *config.Config, api, admin net.Addr) {
 		if ep == "" {
 			ep = "the exporter's default"
 		}
-		fmt.Fprintf(w, "  OpenTelemetry on: traces and metrics over OTLP to %s (SVC_OTEL_ENABLED, OTEL_EXPORTER_OTLP_*)\n", ep)
+		fmt.Fprintf(w, "  OpenTelemetry on: traces over OTLP to %s (SVC_OTEL_ENABLED, OTEL_EXPORTER_OTLP_*)\n", ep)
 	}
 	if cfg.IAMMode == "mock" {
 		fmt.Fprintln(w, "  WARNING: MOCK AUTH IS ACTIVE: every request is accepted without authentication.")

@@ -23,7 +23,8 @@ var (
 	buildErr  error
 )
 
-// svcBinary builds the binary once per test run, stamped like `make build`.
+// svcBinary builds the binary once per test run, stamped like `make build`,
+// static like the container image's.
 func svcBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -33,7 +34,12 @@ func svcBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "svc")
-		out, err := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test -X main.commit=abc123", "-o", binPath, ".").CombinedOutput()
+		// CGO off, as the Dockerfile builds it: the tests run the static
+		// binary the image ships (TestContainerImage puts this one in an
+		// image), and one build serves them all.
+		build := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test -X main.commit=abc123", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

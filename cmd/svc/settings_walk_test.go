@@ -87,6 +87,10 @@ var settingEffects = map[string]string{
 	// SQL connection and schema bounds (issue 23).
 	"SVC_SQL_MAX_CONNECTIONS": "TestSQLConnectionBudget", "SVC_SQL_MAX_CONNECTIONS_PER_TENANT": "TestSQLConnectionBudget",
 	"SVC_SQL_MAX_SCHEMAS_PER_TENANT": "TestSQLConnectionBoundsHTTP",
+
+	// The change feed's bounds (issue 28).
+	"SVC_CHANGEFEED_RETENTION": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "TestChangeFeedBoundsSettings",
+	"SVC_CHANGEFEED_SUBSCRIPTION_TTL": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_SWEEP_INTERVAL": "TestChangeFeedBoundsSettings",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each names a test

@@ -45,6 +45,9 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 
 		"SVC_SQLITE_PATH": "/var/lib/svc/x.db", "SVC_SQLITE_AUTO_MIGRATE": "false", "SVC_SQLITE_BUSY_TIMEOUT": "47s",
 		"SVC_SQLITE_CACHE_SIZE": "4321", "SVC_SQLITE_SEARCH_SCAN_LIMIT": "99",
+
+		"SVC_CHANGEFEED_RETENTION": "5h", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "77", "SVC_CHANGEFEED_SUBSCRIPTION_TTL": "6h",
+		"SVC_CHANGEFEED_SWEEP_INTERVAL": "7s",
 	}
 	cfg, err := config.Load(config.Source{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -87,6 +90,14 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 	if want := (scheduler.Options{ScanInterval: 3 * time.Second, BatchSize: 77, RedispatchBackoff: 19 * time.Second,
 		ExpiryGrace: 23 * time.Second}); !reflect.DeepEqual(sc, want) {
 		t.Errorf("scheduler options:\n got %+v\nwant %+v", sc, want)
+	}
+
+	fo := feedOptions(cfg, log, nil)
+	if fo.Retention != 5*time.Hour || fo.BacklogMaxEvents != 77 || fo.DefaultTTL != 6*time.Hour {
+		t.Errorf("change feed options: %+v", fo)
+	}
+	if ho := feedHubOptions(cfg, log); ho.Touch != 7*time.Second {
+		t.Errorf("change feed hub options: touch %s, want the sweep interval 7s", ho.Touch)
 	}
 
 	tc := trustedConfig(cfg, log)

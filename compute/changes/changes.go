@@ -366,6 +366,10 @@ func (ss *session) run() error {
 			switch {
 			case errors.Is(err, changefeed.ErrStopped):
 				continue // the check above cuts it
+			case errors.Is(err, changefeed.ErrDetached):
+				return ss.cut(changefeed.CutBacklog, "the subscription's backlog passed the ceiling (see its detached member); attach again to resume after the last acknowledged event")
+			case errors.Is(err, changefeed.ErrGone):
+				return ss.cut(changefeed.CutDeleted, "the subscription was deleted")
 			case ss.ctx.Err() != nil:
 				return ss.ended()
 			case err != nil:

@@ -73,6 +73,12 @@ type Config struct {
 	SchedulerRedispatchBackoff time.Duration
 	SchedulerExpiryGrace       time.Duration
 
+	// Change feed
+	ChangeFeedRetention        time.Duration
+	ChangeFeedBacklogMaxEvents int
+	ChangeFeedSubscriptionTTL  time.Duration
+	ChangeFeedSweepInterval    time.Duration
+
 	// Cluster
 	ClusterEnabled         bool
 	NodeID                 string

@@ -68,7 +68,7 @@ func (c *Config) normalize(explicit map[string]bool) error {
 func (c *Config) Validate() error {
 	checks := []func() *Error{
 		c.validateServer, c.validateAuth, c.validateCORS, c.validateSearch,
-		c.validateScheduler, c.validateCluster, c.validateDatabase, c.validateAdmin,
+		c.validateScheduler, c.validateChangeFeed, c.validateCluster, c.validateDatabase, c.validateAdmin,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -237,6 +237,22 @@ func (c *Config) validateSearch() *Error {
 	}
 	if c.SearchSnapshotTTL <= 0 {
 		return errf("SVC_SEARCH_SNAPSHOT_TTL", "must be above 0")
+	}
+	return nil
+}
+
+func (c *Config) validateChangeFeed() *Error {
+	if c.ChangeFeedRetention <= 0 {
+		return errf("SVC_CHANGEFEED_RETENTION", "must be above 0")
+	}
+	if c.ChangeFeedBacklogMaxEvents < 1 {
+		return errf("SVC_CHANGEFEED_BACKLOG_MAX_EVENTS", "must be at least 1, got %d", c.ChangeFeedBacklogMaxEvents)
+	}
+	if c.ChangeFeedSubscriptionTTL <= 0 {
+		return errf("SVC_CHANGEFEED_SUBSCRIPTION_TTL", "must be above 0")
+	}
+	if c.ChangeFeedSweepInterval <= 0 {
+		return errf("SVC_CHANGEFEED_SWEEP_INTERVAL", "must be above 0")
 	}
 	return nil
 }

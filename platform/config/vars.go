@@ -115,7 +115,7 @@ func dur(c *time.Duration, name, group, def, doc string) Var {
 func secret(v Var) Var { v.File, v.Secret = true, true; return v }
 
 // Groups are the help topics config.<group>, in display order.
-var Groups = []string{"http", "storage", "auth", "database", "search", "scheduler", "cluster", "grpc", "cors", "admin"}
+var Groups = []string{"http", "storage", "auth", "database", "search", "scheduler", "changefeed", "cluster", "grpc", "cors", "admin"}
 
 // Vars returns the variable table bound to c.
 func Vars(c *Config) []Var {
@@ -150,7 +150,7 @@ func Vars(c *Config) []Var {
 		num(&c.AdminPort, "SVC_ADMIN_PORT", "admin", "9091", "admin listener port"),
 		secret(str(&c.MetricsBearer, "SVC_METRICS_BEARER", "admin", "", "static bearer token for GET /metrics")),
 		flag(&c.MetricsRequireAuth, "SVC_METRICS_REQUIRE_AUTH", "admin", "false", "require the bearer on /metrics; start-up fails when it is empty"),
-		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "traces and metrics over OTLP (OpenTelemetry Go SDK), configured by the standard `OTEL_EXPORTER_OTLP_*` variables"),
+		flag(&c.OTelEnabled, "SVC_OTEL_ENABLED", "admin", "false", "traces over OTLP (OpenTelemetry Go SDK), configured by the standard `OTEL_EXPORTER_OTLP_*` variables; metrics are on `/metrics` either way"),
 		flag(&c.AdminPprof, "SVC_ADMIN_PPROF", "admin", "false", "extension: Go pprof under `/debug/pprof/` on the admin listener"),
 
 		// cors
@@ -185,6 +185,12 @@ func Vars(c *Config) []Var {
 		str(&c.SchedulerCoordinator, "SVC_SCHEDULER_COORDINATOR", "scheduler", "lowest-node-id", "the member with the smallest node id scans"),
 		dur(&c.SchedulerRedispatchBackoff, "SVC_SCHEDULER_REDISPATCH_BACKOFF", "scheduler", "30s", "re-dispatch throttle after pickup"),
 		dur(&c.SchedulerExpiryGrace, "SVC_SCHEDULER_EXPIRY_GRACE", "scheduler", "100ms", "grace above a scheduled transition's timeoutMs before it expires"),
+
+		// changefeed: the change feed's bounds
+		dur(&c.ChangeFeedRetention, "SVC_CHANGEFEED_RETENTION", "changefeed", "168h", "extension: change events are kept this long (startFromTimestamp reaches this far back); a durable subscription owing an older event is detached"),
+		num(&c.ChangeFeedBacklogMaxEvents, "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS", "changefeed", "1000000", "extension: backlog ceiling: a durable subscription owing more unacknowledged events is detached, and the log keeps at most this many events per tenant and model"),
+		dur(&c.ChangeFeedSubscriptionTTL, "SVC_CHANGEFEED_SUBSCRIPTION_TTL", "changefeed", "720h", "extension: default ttl of a durable subscription: with no consumer attached this long it is deleted (a subscription's own `ttl` overrides it)"),
+		dur(&c.ChangeFeedSweepInterval, "SVC_CHANGEFEED_SWEEP_INTERVAL", "changefeed", "5m", "extension: how often each node applies the ttl, the backlog ceiling and the retention"),
 
 		// cluster
 		flag(&c.ClusterEnabled, "SVC_CLUSTER_ENABLED", "cluster", "false", "multi-node clustering; needs SVC_NODE_ID, SVC_HMAC_SECRET and postgres"),

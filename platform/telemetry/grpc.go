@@ -2,11 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -15,8 +13,8 @@ import (
 )
 
 // GRPCServerOptions are the interceptors that make each gRPC call a server
-// span (continuing a traceparent in the metadata) and a duration sample;
-// none without telemetry.
+// span (continuing a traceparent in the metadata); none without telemetry.
+// The call's latency goes to /metrics (opmetrics.Set.GRPCServerOptions).
 func (t *T) GRPCServerOptions() []grpc.ServerOption {
 	if t == nil {
 		return nil
@@ -38,7 +36,6 @@ func (t *T) GRPCServerOptions() []grpc.ServerOption {
 }
 
 func (t *T) rpc(ctx context.Context, method string) (context.Context, func(error)) {
-	start := time.Now()
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		ctx = t.prop.Extract(ctx, metadataCarrier(md))
 	}
@@ -52,8 +49,6 @@ func (t *T) rpc(ctx context.Context, method string) (context.Context, func(error
 			span.SetStatus(codes.Error, err.Error())
 		}
 		span.End()
-		t.grpcDuration.Record(ctx, time.Since(start).Seconds(),
-			metric.WithAttributes(attribute.String("rpc.method", method), attribute.String("rpc.grpc.status_code", code.String())))
 	}
 }
 

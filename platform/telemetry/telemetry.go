@@ -1,8 +1,10 @@
-// Package telemetry exports traces and metrics over OTLP with the
-// OpenTelemetry Go SDK when SVC_OTEL_ENABLED is set. The exporters read the
-// standard OTEL_EXPORTER_OTLP_* variables. Disabled, nothing here is built
-// and callers hold a nil *T, which every method accepts: the request path
-// pays one nil check.
+// Package telemetry exports traces over OTLP with the OpenTelemetry Go SDK
+// when SVC_OTEL_ENABLED is set. The exporter reads the standard
+// OTEL_EXPORTER_OTLP_* variables. Disabled, nothing here is built and
+// callers hold a nil *T, which every method accepts: the request path pays
+// one nil check. Metrics are not exported here: every latency and count is
+// on the admin listener's /metrics (platform/opmetrics,
+// docs/decisions/0041-one-metrics-pipeline.md).
 package telemetry
 
 import (
@@ -11,40 +13,29 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// scope names the instrumentation of spans and metrics.
+// scope names the instrumentation of spans.
 const scope = "svc"
 
 // T is the running telemetry pipeline. A nil *T is the disabled pipeline.
 type T struct {
 	tp     *sdktrace.TracerProvider
-	mp     *sdkmetric.MeterProvider
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
-
-	httpDuration     metric.Float64Histogram
-	storageDuration  metric.Float64Histogram
-	dispatchDuration metric.Float64Histogram
-	grpcDuration     metric.Float64Histogram
 }
 
-// Start builds the trace and metric pipelines from the OTEL_* environment:
-// OTEL_EXPORTER_OTLP_PROTOCOL (or the _TRACES_/_METRICS_ variants) picks
+// Start builds the trace pipeline from the OTEL_* environment:
+// OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) picks
 // grpc (the default) or http/protobuf; endpoints, headers, TLS and timeouts
 // are read by the exporters themselves; OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the resource (service.name defaults to
@@ -64,10 +55,6 @@ func Start(ctx context.Context, version string, opts ...Option) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	metricProto, err := protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
-	if err != nil {
-		return nil, err
-	}
 	var spanExp sdktrace.SpanExporter
 	if traceProto == "grpc" {
 		spanExp, err = otlptracegrpc.New(ctx)
@@ -77,39 +64,11 @@ func Start(ctx context.Context, version string, opts ...Option) (*T, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	var metricExp sdkmetric.Exporter
-	if metricProto == "grpc" {
-		metricExp, err = otlpmetricgrpc.New(ctx)
-	} else {
-		metricExp, err = otlpmetrichttp.New(ctx)
-	}
-	if err != nil {
-		_ = spanExp.Shutdown(ctx)
-		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
-	}
 	t := &T{
-		tp: sdktrace.NewTracerProvider(o.traceOptions(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(res))...),
-		// OTEL_METRIC_EXPORT_INTERVAL is read by the periodic reader.
-		mp:   sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)), sdkmetric.WithResource(res)),
+		tp:   sdktrace.NewTracerProvider(o.traceOptions(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(res))...),
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}
 	t.tracer = t.tp.Tracer(scope)
-	m := t.mp.Meter(scope)
-	hist := func(name, desc string) metric.Float64Histogram {
-		h, herr := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc))
-		if herr != nil && err == nil {
-			err = herr
-		}
-		return h
-	}
-	t.httpDuration = hist("http.server.request.duration", "Duration of HTTP requests, by route template, method and status.")
-	t.grpcDuration = hist("rpc.server.duration", "Duration of gRPC calls, by method and status code.")
-	t.storageDuration = hist("svc.storage.operation.duration", "Duration of entity storage operations, by operation.")
-	t.dispatchDuration = hist("svc.compute.dispatch.duration", "Duration of compute dispatches, by kind and outcome.")
-	if err != nil {
-		_ = t.Shutdown(ctx)
-		return nil, fmt.Errorf("OTel instruments: %w", err)
-	}
 	return t, nil
 }
 
@@ -151,7 +110,7 @@ func (t *T) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	return errors.Join(t.tp.Shutdown(ctx), t.mp.Shutdown(ctx))
+	return t.tp.Shutdown(ctx)
 }
 
 // Tracer is the tracer of svc's spans.
@@ -160,16 +119,10 @@ func (t *T) Tracer() trace.Tracer { return t.tracer }
 // Propagator extracts W3C trace context from incoming requests.
 func (t *T) Propagator() propagation.TextMapPropagator { return t.prop }
 
-// HTTPDuration records one HTTP request.
-func (t *T) HTTPDuration(ctx context.Context, seconds float64, attrs ...attribute.KeyValue) {
-	t.httpDuration.Record(ctx, seconds, metric.WithAttributes(attrs...))
-}
-
-// StorageOp starts the span and duration sample of one entity storage
-// operation (traced.Entities); the returned function ends both with the
-// operation's error.
+// StorageOp starts the span of one entity storage operation
+// (traced.Entities); the returned function ends it with the operation's
+// error.
 func (t *T) StorageOp(ctx context.Context, name, tenant string) (context.Context, func(error)) {
-	start := time.Now()
 	ctx, span := t.StartSpan(ctx, "storage.entities."+name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("svc.tenant", tenant), attribute.String("db.operation.name", name)))
 	return ctx, func(err error) {
@@ -178,16 +131,12 @@ func (t *T) StorageOp(ctx context.Context, name, tenant string) (context.Context
 			span.SetStatus(codes.Error, err.Error())
 		}
 		span.End()
-		t.storageDuration.Record(ctx, time.Since(start).Seconds(),
-			metric.WithAttributes(attribute.String("db.operation.name", name), attribute.Bool("error", err != nil)))
 	}
 }
 
-// DispatchOp starts the client span and duration sample of one compute
-// dispatch of kind (processor, criteria, function) to the named
+// DispatchOp starts the client span of one compute dispatch of kind (processor, criteria, function) to the named
 // function (traced.Dispatch).
 func (t *T) DispatchOp(ctx context.Context, kind, name, tags, tenant, transition string) (context.Context, func(error)) {
-	begin := time.Now()
 	ctx, span := t.StartSpan(ctx, "compute.dispatch."+kind, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("svc.compute.function", name), attribute.String("svc.compute.tags", tags),
 			attribute.String("svc.tenant", tenant), attribute.String("svc.workflow.transition", transition)))
@@ -197,8 +146,6 @@ func (t *T) DispatchOp(ctx context.Context, kind, name, tags, tenant, transition
 			span.SetStatus(codes.Error, err.Error())
 		}
 		span.End()
-		t.dispatchDuration.Record(ctx, time.Since(begin).Seconds(),
-			metric.WithAttributes(attribute.String("svc.compute.kind", kind), attribute.Bool("error", err != nil)))
 	}
 }
 

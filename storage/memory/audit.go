@@ -9,10 +9,11 @@ import (
 	"svc/storage"
 )
 
-// Audit events live on the record of the entity they describe (rec.audit,
-// guarded by its partition lock like the revisions), so Commit appends
-// them inside its critical section with no map of its own to hash into;
-// a create and its events become visible together. Events about an
+// Audit events live in the partition of the entity they describe
+// (part.audit, by record slot, guarded by the partition lock like the
+// revisions), so Commit appends them inside its critical section; a create
+// and its events become visible together. The common create's trail is
+// implicit in its first revision (implicitTrio) and takes no entry. Events about an
 // entity the transaction does not write go to the side log.
 
 // auditLog holds events whose entity is not written by their transaction.
@@ -108,10 +109,11 @@ func (m *memEvent) event(id [16]byte) storage.AuditEvent {
 // create costs no allocation per entity, a later append copies. The
 // entity service's own trail of a write without a workflow engine (start,
 // finish, change: see trioOf) takes one slot of the block instead of three.
-func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64) {
+func (s *Entities) appendAudit(tx *storage.Tx, recs []wrec, at int64) {
 	if len(tx.Audit) == 0 {
 		return
 	}
+	mt := &memTx{id: tx.ID, user: tx.User, attr: tx.Attribution}
 	var alt *memTx
 	// Size the block: an implicit trio takes no slot, a trio one.
 	slots, size, j := 0, 0, 0
@@ -119,7 +121,7 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 		k := runEnd(tx.Audit, i)
 		r := findRec(recs, &j, tx.Audit[i].EntityID)
 		switch {
-		case implicitTrio(tx, mt, r, tx.Audit[i:k]):
+		case implicitTrio(tx, r, tx.Audit[i:k]):
 		case k-i == 3 && trioOf(tx, tx.Audit[i:k]):
 			slots++
 		default:
@@ -142,8 +144,8 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 		id := tx.Audit[i].EntityID
 		k := runEnd(tx.Audit, i)
 		r := findRec(recs, &j, id)
-		if implicitTrio(tx, mt, r, tx.Audit[i:k]) {
-			r.revs[0].trio = int32(tx.AuditSeq+i) + 1
+		if implicitTrio(tx, r, tx.Audit[i:k]) {
+			r.p.rev(r.r.last).trio = int32(tx.AuditSeq+i) + 1
 			i = k
 			continue
 		}
@@ -217,32 +219,40 @@ func (s *Entities) appendAudit(tx *storage.Tx, mt *memTx, recs []*rec, at int64)
 			}
 			continue
 		}
-		if r.audit == nil && !hasHoles(run) {
-			r.audit = run
+		p := r.p
+		if p.audit == nil {
+			p.audit = map[uint32][]memEvent{}
+		}
+		if r.r.flags&recAudit == 0 && !hasHoles(run) {
+			p.audit[r.h] = run
+			r.r.flags |= recAudit
 			continue
 		}
+		evs := p.audit[r.h]
 		for x := range run {
 			if run[x].tx != nil {
-				r.audit = append(r.audit, run[x])
+				evs = append(evs, run[x])
 			}
 		}
+		p.audit[r.h] = evs
+		r.r.flags |= recAudit
 	}
 }
 
 // findRec is the record of recs (tx's records in write order) with id, or
 // nil; j is a cursor, since runs usually come in write order.
-func findRec(recs []*rec, j *int, id [16]byte) *rec {
+func findRec(recs []wrec, j *int, id [16]byte) *wrec {
 	switch {
-	case *j < len(recs) && recs[*j].id == id:
-		return recs[*j]
-	case *j+1 < len(recs) && recs[*j+1].id == id:
+	case *j < len(recs) && recs[*j].r.id == id:
+		return &recs[*j]
+	case *j+1 < len(recs) && recs[*j+1].r.id == id:
 		*j++
-		return recs[*j]
+		return &recs[*j]
 	}
 	for x := range recs {
-		if recs[x].id == id {
+		if recs[x].r.id == id {
 			*j = x
-			return recs[x]
+			return &recs[x]
 		}
 	}
 	return nil
@@ -257,13 +267,13 @@ const createStart = "State machine started"
 // Such a trail needs nothing but its Seq: the rest is the first
 // revision's (rev.trio; audits.events reads it back as the three events).
 // That is the common create, and it costs no event slot at all.
-func implicitTrio(tx *storage.Tx, mt *memTx, r *rec, evs []storage.AuditEvent) bool {
-	if r == nil || len(evs) != 3 || r.audit != nil || len(r.revs) != 1 {
+func implicitTrio(tx *storage.Tx, r *wrec, evs []storage.AuditEvent) bool {
+	if r == nil || len(evs) != 3 || r.r.flags&recAudit != 0 || r.r.nrev != 1 {
 		return false
 	}
-	v := &r.revs[0]
-	return v.tx == mt && v.trio == 0 && v.change == chCreated && evs[0].Details == createStart &&
-		evs[2].Type == storage.AuditCreate && evs[0].State == v.state && trioOf(tx, evs)
+	v := r.p.rev(r.r.last)
+	return v.txID == tx.ID && !v.own && v.trio == 0 && v.change == chCreated && evs[0].Details == createStart &&
+		evs[2].Type == storage.AuditCreate && evs[0].State == r.p.strs[v.state] && trioOf(tx, evs)
 }
 
 // runEnd is the end of the run of events about the entity of evs[i].
@@ -342,24 +352,29 @@ func newer(a, b *storage.AuditEvent) bool {
 // events calls fn for each of an entity's events, most recently appended
 // first, under the locks that guard them.
 func (a audits) events(tenant string, id [16]byte, fn func(e *storage.AuditEvent) bool) {
-	if r := a.s.lookup(tenant, id); r != nil {
-		r.part.mu.RLock()
-		for i := len(r.audit) - 1; i >= 0; i-- {
-			if !r.audit[i].each(id, fn) {
-				r.part.mu.RUnlock()
-				return
+	if wr, ok := a.s.lookup(tenant, id); ok {
+		p, r := wr.p, wr.r
+		p.mu.RLock()
+		if r.flags&recAudit != 0 {
+			evs := p.audit[wr.h]
+			for i := len(evs) - 1; i >= 0; i-- {
+				if !evs[i].each(id, fn) {
+					p.mu.RUnlock()
+					return
+				}
 			}
 		}
 		// The create's implicit trail is the record's oldest.
-		if len(r.revs) > 0 && r.revs[0].trio != 0 {
-			v := &r.revs[0]
-			m := memEvent{at: v.at, tx: v.tx, typ: storage.AuditCreate, state: v.state, details: createStart, seq: v.trio - 1, kind: kindTrio}
+		if fr := p.first(r); fr != 0 && p.rev(fr).trio != 0 {
+			v := p.rev(fr)
+			m := memEvent{at: v.at, tx: &memTx{id: v.txID, user: p.strs[v.user]}, typ: storage.AuditCreate, state: p.strs[v.state],
+				details: createStart, seq: v.trio - 1, kind: kindTrio}
 			if !m.each(id, fn) {
-				r.part.mu.RUnlock()
+				p.mu.RUnlock()
 				return
 			}
 		}
-		r.part.mu.RUnlock()
+		p.mu.RUnlock()
 	}
 	l := &a.s.audit
 	l.mu.RLock()

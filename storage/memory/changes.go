@@ -23,23 +23,24 @@ func (s *Entities) Changes() storage.ChangeLog { return &s.changes }
 
 // fillChanges sets FromState and BodyBefore of tx.Changes from the
 // entities' current revisions, before Commit writes new ones.
-func fillChanges(tx *storage.Tx, recs []*rec) {
+func fillChanges(tx *storage.Tx, recs []wrec) {
 	for i := range tx.Changes {
 		c := &tx.Changes[i]
 		if c.Kind == storage.KindCreate {
 			continue
 		}
 		for j := range tx.Writes {
-			if tx.Writes[j].ID != c.EntityID || len(recs[j].revs) == 0 {
+			r := recs[j]
+			if tx.Writes[j].ID != c.EntityID || r.r.nrev == 0 {
 				continue
 			}
-			last := &recs[j].revs[len(recs[j].revs)-1]
-			c.FromState = last.state
+			last := r.p.rev(r.r.last)
+			c.FromState = r.p.strs[last.state]
 			if c.Kind == storage.KindDelete {
 				c.ToState = c.FromState // a hard delete ends in the state it had
 			}
 			if c.WantBefore {
-				c.BodyBefore = append([]byte(nil), last.data...)
+				c.BodyBefore = append([]byte(nil), r.p.data(last)...)
 			}
 			break
 		}
@@ -120,12 +121,37 @@ func (l *changeLog) ChangeLag(_ context.Context, tenant string, model storage.Mo
 	return n, oldest, nil
 }
 
-func (l *changeLog) PruneChanges(_ context.Context, before time.Time) (int64, error) {
+func (l *changeLog) PruneChanges(_ context.Context, before time.Time, keep int64) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// Emission instants grow with the sequence: the old events are a prefix.
 	n := sort.Search(len(l.evs), func(i int) bool { return !l.evs[i].EmittedAt.Before(before) })
-	l.evs = append(l.evs[:0:0], l.evs[n:]...)
+	evs := l.evs[n:]
+	if keep > 0 {
+		// Newest first: each key keeps its first keep events met.
+		type key struct {
+			tenant string
+			model  storage.ModelKey
+		}
+		seen := map[key]int64{}
+		drop := make([]bool, len(evs))
+		for i := len(evs) - 1; i >= 0; i-- {
+			k := key{evs[i].Tenant, evs[i].Model}
+			if seen[k]++; seen[k] > keep {
+				drop[i] = true
+			}
+		}
+		kept := make([]storage.ChangeEvent, 0, len(evs))
+		for i := range evs {
+			if !drop[i] {
+				kept = append(kept, evs[i])
+			}
+		}
+		n += len(evs) - len(kept)
+		l.evs = kept
+		return int64(n), nil
+	}
+	l.evs = append(l.evs[:0:0], evs...)
 	return int64(n), nil
 }
 

@@ -27,8 +27,10 @@ import (
 // stays within 1.25 times the live heap at this floor.
 const minGCPercent = 25
 
-// DocBytes is the heap the store's documents take (whole blocks, their
-// free tails included).
+// DocBytes is the pointer-free heap the store holds: its document blocks
+// (whole, their free tails included) and its record and revision chunks
+// (docs/decisions/0036-memory-engine-layout.md), which the collector marks
+// without scanning.
 func (s *Entities) DocBytes() int64 { return s.docBytes.Load() }
 
 // gcPercentFor is the GOGC that gives live−docs bytes base percent of

@@ -33,16 +33,16 @@ type Search struct {
 // per small document, a few KB for a 1 KB one.
 const DefaultMaxPreparedDocs = 1 << 20
 
-// docCache is one partition's prepared documents. An entry is valid while
-// its revision is the record's latest; a stale one is rebuilt after the
-// scan that found it stale.
+// docCache is one partition's prepared documents, by record slot. An
+// entry is valid while its revision is the record's latest; a stale one
+// is rebuilt after the scan that found it stale.
 type docCache struct {
 	mu sync.RWMutex
-	m  map[*rec]docEntry
+	m  map[uint32]docEntry
 }
 
 type docEntry struct {
-	rev int
+	rev uint32
 	doc *predicate.Doc
 }
 
@@ -56,7 +56,7 @@ func (s *Search) cacheOf(p *part) *docCache {
 	if c, ok := s.docs.Load(p); ok {
 		return c.(*docCache)
 	}
-	c, _ := s.docs.LoadOrStore(p, &docCache{m: map[*rec]docEntry{}})
+	c, _ := s.docs.LoadOrStore(p, &docCache{m: map[uint32]docEntry{}})
 	return c.(*docCache)
 }
 
@@ -79,8 +79,10 @@ func uuidText(buf *[36]byte, id [16]byte) string {
 }
 
 type hit struct {
-	r *rec
-	i int
+	h   uint32
+	r   *recSlot
+	ri  uint32
+	ver int
 }
 
 // scan returns the matching (record, revision) pairs, at most max+1 when
@@ -99,43 +101,44 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		cache = s.cacheOf(p)
 		cache.mu.RLock()
 	}
-	test := func(r *rec, i int) {
+	test := func(x hit) {
 		if q.Cond == nil {
-			hits = append(hits, hit{r, i})
+			hits = append(hits, x)
 			return
 		}
-		v := &r.revs[i]
+		v := p.rev(x.ri)
 		mp := &m
 		if q.NoMeta {
 			mp = nil
 		} else {
 			m = predicate.Meta{
-				ID: uuidText(&idBuf, r.id), State: v.state, TransitionForLatestSave: v.transition,
-				TransactionID: uuidText(&txBuf, v.tx.id),
-				CreationDate:  time.Unix(0, r.revs[0].at), LastUpdateTime: time.Unix(0, v.at),
+				ID: uuidText(&idBuf, x.r.id), State: p.strs[v.state], TransitionForLatestSave: p.strs[v.transition],
+				TransactionID: uuidText(&txBuf, v.txID),
+				CreationDate:  time.Unix(0, x.r.created), LastUpdateTime: time.Unix(0, v.at),
 			}
 		}
 		var ok bool
 		if cache != nil {
-			if d, found := cache.m[r]; found && d.rev == i {
+			if d, found := cache.m[x.h]; found && d.rev == x.ri {
 				ok = q.Cond.MatchDoc(d.doc, mp)
 			} else {
-				misses = append(misses, hit{r, i})
-				ok = q.Cond.Match(v.data, mp)
+				misses = append(misses, x)
+				ok = q.Cond.Match(p.data(v), mp)
 			}
 		} else {
-			ok = q.Cond.Match(v.data, mp)
+			ok = q.Cond.Match(p.data(v), mp)
 		}
 		if ok {
-			hits = append(hits, hit{r, i})
+			hits = append(hits, x)
 		}
 	}
 	p.mu.RLock()
+	recs := s.e.recs.view()
 	n := 0
 	if q.At == nil {
-		for _, r := range p.all {
-			if r.live() {
-				test(r, len(r.revs)-1)
+		for _, h := range p.all {
+			if r := recs.at(h); p.live(r) {
+				test(hit{h, r, r.last, int(r.nrev)})
 			}
 			if n++; n&4095 == 0 && ctx.Err() != nil {
 				break
@@ -143,9 +146,10 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 		}
 	} else {
 		ns := q.At.UnixNano()
-		for _, r := range p.all {
-			if i := r.liveAt(ns); i >= 0 {
-				test(r, i)
+		for _, h := range p.all {
+			r := recs.at(h)
+			if ri, ver := p.liveAt(r, ns); ri != 0 {
+				test(hit{h, r, ri, ver})
 			}
 			if n++; n&4095 == 0 && ctx.Err() != nil {
 				break
@@ -157,12 +161,12 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 	}
 	out := make([]*storage.Entity, len(hits))
 	for k, h := range hits {
-		out[k] = h.r.entity(h.i)
+		out[k] = p.entity(h.r, h.ri, h.ver)
 	}
 	liveN := p.nLive
 	docs := make([][]byte, len(misses))
 	for k, h := range misses {
-		docs[k] = h.r.revs[h.i].data
+		docs[k] = p.data(p.rev(h.ri))
 	}
 	p.mu.RUnlock()
 	if len(misses) > 0 && s.cached.Load()+int64(len(misses)) > s.maxDocs {
@@ -182,10 +186,10 @@ func (s *Search) scan(ctx context.Context, q *storage.SearchQuery) ([]*storage.E
 			clear(cache.m)
 		}
 		for k, h := range misses {
-			if _, ok := cache.m[h.r]; !ok {
+			if _, ok := cache.m[h.h]; !ok {
 				s.cached.Add(1)
 			}
-			cache.m[h.r] = docEntry{rev: h.i, doc: prepared[k]}
+			cache.m[h.h] = docEntry{rev: h.ri, doc: prepared[k]}
 		}
 		cache.mu.Unlock()
 	}

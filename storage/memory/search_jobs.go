@@ -68,20 +68,19 @@ func (s *SearchJobs) DeleteJob(_ context.Context, tenant string, id [16]byte) er
 	return nil
 }
 
-func (s *SearchJobs) Heartbeat(_ context.Context, tenant string, id [16]byte, epoch int64, now time.Time) (string, error) {
+func (s *SearchJobs) Heartbeat(_ context.Context, beats []storage.JobBeat, now time.Time) ([]bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.find(tenant, id)
-	if r == nil {
-		return "", storage.ErrNotFound
-	}
-	if r.job.Epoch != epoch {
-		return r.job.Status, storage.ErrConflict
-	}
-	if r.job.Status == storage.JobRunning {
+	held := make([]bool, len(beats))
+	for i, b := range beats {
+		r := s.find(b.Tenant, b.ID)
+		if r == nil || r.job.Epoch != b.Epoch || r.job.Status != storage.JobRunning {
+			continue
+		}
 		r.job.Heartbeat = now
+		held[i] = true
 	}
-	return r.job.Status, nil
+	return held, nil
 }
 
 func (s *SearchJobs) Finish(_ context.Context, j *storage.SearchJob, ids [][16]byte) error {

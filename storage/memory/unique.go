@@ -14,27 +14,27 @@ type claimKey struct {
 // The caller holds the locks of every partition tx writes, which is what
 // makes check and apply one step: of two commits claiming one value, the
 // second sees the first's claim.
-func checkClaims(tx *storage.Tx, recs []*rec) error {
+func checkClaims(tx *storage.Tx, recs []wrec) error {
 	if v, dup := storage.DuplicateClaim(tx); dup {
 		return v
 	}
-	var freed map[*rec]bool
+	var freed map[uint32]bool
 	for i := range tx.Writes {
-		if w := &tx.Writes[i]; (w.Delete || w.Keyed) && len(recs[i].claims) > 0 {
+		if w := &tx.Writes[i]; (w.Delete || w.Keyed) && len(recs[i].p.recClaims[recs[i].h]) > 0 {
 			if freed == nil {
-				freed = map[*rec]bool{}
+				freed = map[uint32]bool{}
 			}
-			freed[recs[i]] = true
+			freed[recs[i].h] = true
 		}
 	}
 	for i := range tx.Writes {
 		w, r := &tx.Writes[i], recs[i]
-		if w.Delete || len(w.Claims) == 0 || r.part.claims == nil {
+		if w.Delete || len(w.Claims) == 0 || r.p.claims == nil {
 			continue
 		}
 		for _, c := range w.Claims {
-			if owner := r.part.claims[claimKey{c.Key, string(c.Value)}]; owner != nil && owner != r && !freed[owner] {
-				return &storage.UniqueViolation{Model: r.part.key.model, Key: c.Key}
+			if owner := r.p.claims[claimKey{c.Key, string(c.Value)}]; owner != 0 && owner != r.h && !freed[owner] {
+				return &storage.UniqueViolation{Model: r.p.key.model, Key: c.Key}
 			}
 		}
 	}
@@ -44,33 +44,35 @@ func checkClaims(tx *storage.Tx, recs []*rec) error {
 // applyClaims frees the claims tx's deletes and keyed writes replace, then
 // records the new ones: freeing first lets two entities swap values in
 // one transaction.
-func applyClaims(tx *storage.Tx, recs []*rec) {
+func applyClaims(tx *storage.Tx, recs []wrec) {
 	for i := range tx.Writes {
 		w, r := &tx.Writes[i], recs[i]
 		if !w.Delete && !w.Keyed {
 			continue
 		}
-		for _, k := range r.claims {
-			if r.part.claims[k] == r {
-				delete(r.part.claims, k)
+		for _, k := range r.p.recClaims[r.h] {
+			if r.p.claims[k] == r.h {
+				delete(r.p.claims, k)
 			}
 		}
-		r.claims = nil
+		delete(r.p.recClaims, r.h)
 	}
 	for i := range tx.Writes {
 		w, r := &tx.Writes[i], recs[i]
 		if w.Delete || len(w.Claims) == 0 {
 			continue
 		}
-		p := r.part
+		p := r.p
 		if p.claims == nil {
-			p.claims = map[claimKey]*rec{}
+			p.claims = map[claimKey]uint32{}
+			p.recClaims = map[uint32][]claimKey{}
 		}
-		r.claims = make([]claimKey, len(w.Claims))
+		cs := make([]claimKey, len(w.Claims))
 		for j, c := range w.Claims {
 			k := claimKey{c.Key, string(c.Value)}
-			r.claims[j] = k
-			p.claims[k] = r
+			cs[j] = k
+			p.claims[k] = r.h
 		}
+		p.recClaims[r.h] = cs
 	}
 }

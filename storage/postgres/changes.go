@@ -225,7 +225,7 @@ func (s *Changes) ChangeLag(ctx context.Context, tenant string, model storage.Mo
 	return n, at, nil
 }
 
-func (s *Changes) PruneChanges(ctx context.Context, before time.Time) (int64, error) {
+func (s *Changes) PruneChanges(ctx context.Context, before time.Time, keep int64) (int64, error) {
 	c, err := s.db.acquire(ctx)
 	if err != nil {
 		return 0, err
@@ -235,7 +235,40 @@ func (s *Changes) PruneChanges(ctx context.Context, before time.Time) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("postgres: pruning change events: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	n := tag.RowsAffected()
+	if keep <= 0 {
+		return n, nil
+	}
+	// Each tenant and model keeps its newest keep events: the keys above
+	// the ceiling first (an index-only count), then, per key, everything
+	// at or below its (keep+1)-th newest event.
+	rows, err := c.Query(ctx, `SELECT tenant, model_name, model_version FROM change_events GROUP BY tenant, model_name, model_version HAVING COUNT(*) > $1`, keep)
+	if err != nil {
+		return n, fmt.Errorf("postgres: pruning change events: %w", err)
+	}
+	var keys []storage.ChangeEvent
+	for rows.Next() {
+		var e storage.ChangeEvent
+		if err := rows.Scan(&e.Tenant, &e.Model.Name, &e.Model.Version); err != nil {
+			rows.Close()
+			return n, fmt.Errorf("postgres: pruning change events: %w", err)
+		}
+		keys = append(keys, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("postgres: pruning change events: %w", err)
+	}
+	for _, k := range keys {
+		tag, err := c.Exec(ctx, `DELETE FROM change_events WHERE tenant = $1 AND model_name = $2 AND model_version = $3 AND (xid, seq) <= (
+			SELECT xid, seq FROM change_events WHERE tenant = $1 AND model_name = $2 AND model_version = $3 ORDER BY xid DESC, seq DESC OFFSET $4 LIMIT 1)`,
+			k.Tenant, k.Model.Name, k.Model.Version, keep)
+		if err != nil {
+			return n, fmt.Errorf("postgres: pruning change events: %w", err)
+		}
+		n += tag.RowsAffected()
+	}
+	return n, nil
 }
 
 // Subscriptions returns the subscription store.

@@ -107,23 +107,41 @@ func (s *SearchJobs) DeleteJob(ctx context.Context, tenant string, id [16]byte) 
 	})
 }
 
-func (s *SearchJobs) Heartbeat(ctx context.Context, tenant string, id [16]byte, epoch int64, now time.Time) (string, error) {
-	var status string
-	var cur int64
+func (s *SearchJobs) Heartbeat(ctx context.Context, beats []storage.JobBeat, now time.Time) ([]bool, error) {
+	held := make([]bool, len(beats))
+	if len(beats) == 0 {
+		return held, nil
+	}
+	tenants := make([]string, len(beats))
+	ids := make([][16]byte, len(beats))
+	epochs := make([]int64, len(beats))
+	for i, b := range beats {
+		tenants[i], ids[i], epochs[i] = b.Tenant, b.ID, b.Epoch
+	}
 	err := s.with(ctx, func(c *pgxConn) error {
-		// One statement: stamp when still ours and RUNNING, report either way.
-		err := c.QueryRow(ctx, `WITH u AS (UPDATE search_jobs SET heartbeat_ns = $4
-			WHERE tenant = $1 AND id = $2 AND epoch = $3 AND status = 'RUNNING' RETURNING 1)
-			SELECT status, epoch FROM search_jobs WHERE tenant = $1 AND id = $2`, tenant, id, epoch, now.UnixNano()).Scan(&status, &cur)
-		return notFoundOr(err, "search job heartbeat")
+		// One statement for every job this node holds; ord says which
+		// beats still matched a RUNNING row at their epoch.
+		rows, err := c.Query(ctx, `UPDATE search_jobs j SET heartbeat_ns = $4
+			FROM unnest($1::text[], $2::uuid[], $3::bigint[]) WITH ORDINALITY AS b(tenant, id, epoch, ord)
+			WHERE j.tenant = b.tenant AND j.id = b.id AND j.epoch = b.epoch AND j.status = 'RUNNING'
+			RETURNING b.ord`, tenants, ids, epochs, now.UnixNano())
+		if err != nil {
+			return fmt.Errorf("postgres: search job heartbeat: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ord int64
+			if err := rows.Scan(&ord); err != nil {
+				return fmt.Errorf("postgres: search job heartbeat: %w", err)
+			}
+			held[ord-1] = true
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("postgres: search job heartbeat: %w", err)
+		}
+		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	if cur != epoch {
-		return status, storage.ErrConflict
-	}
-	return status, nil
+	return held, err
 }
 
 // Finish writes the terminal row and the result ids in one transaction,

@@ -141,7 +141,7 @@ func (s *Changes) ChangeLag(ctx context.Context, tenant string, model storage.Mo
 	return n, fromNS(oldest.Int64), nil
 }
 
-func (s *Changes) PruneChanges(ctx context.Context, before time.Time) (int64, error) {
+func (s *Changes) PruneChanges(ctx context.Context, before time.Time, keep int64) (int64, error) {
 	var n int64
 	err := s.db.w.write(ctx, func(w *wtx) error {
 		res, err := w.exec(`DELETE FROM change_events WHERE emitted_ns < ?`, before.UnixNano())
@@ -149,6 +149,39 @@ func (s *Changes) PruneChanges(ctx context.Context, before time.Time) (int64, er
 			return fmt.Errorf("sqlite: pruning change events: %w", err)
 		}
 		n, _ = res.RowsAffected()
+		if keep <= 0 {
+			return nil
+		}
+		// Each tenant and model keeps its newest keep events: the keys
+		// above the ceiling first (an index-only count), then, per key,
+		// everything at or below its (keep+1)-th newest event.
+		rows, err := w.query(`SELECT tenant, model_name, model_version FROM change_events GROUP BY tenant, model_name, model_version HAVING COUNT(*) > ?`, keep)
+		if err != nil {
+			return fmt.Errorf("sqlite: pruning change events: %w", err)
+		}
+		var keys []storage.ChangeEvent
+		for rows.Next() {
+			var e storage.ChangeEvent
+			if err := rows.Scan(&e.Tenant, &e.Model.Name, &e.Model.Version); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: pruning change events: %w", err)
+			}
+			keys = append(keys, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: pruning change events: %w", err)
+		}
+		for _, k := range keys {
+			res, err := w.exec(`DELETE FROM change_events WHERE tenant = ? AND model_name = ? AND model_version = ? AND seq <= (
+				SELECT seq FROM change_events WHERE tenant = ? AND model_name = ? AND model_version = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+				k.Tenant, k.Model.Name, k.Model.Version, k.Tenant, k.Model.Name, k.Model.Version, keep)
+			if err != nil {
+				return fmt.Errorf("sqlite: pruning change events: %w", err)
+			}
+			d, _ := res.RowsAffected()
+			n += d
+		}
 		return nil
 	})
 	return n, err

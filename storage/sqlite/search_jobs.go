@@ -94,25 +94,24 @@ func (s *SearchJobs) DeleteJob(ctx context.Context, tenant string, id [16]byte) 
 	})
 }
 
-func (s *SearchJobs) Heartbeat(ctx context.Context, tenant string, id [16]byte, epoch int64, now time.Time) (string, error) {
-	var status string
+func (s *SearchJobs) Heartbeat(ctx context.Context, beats []storage.JobBeat, now time.Time) ([]bool, error) {
+	held := make([]bool, len(beats))
 	err := s.db.w.write(ctx, func(w *wtx) error {
-		j, err := wjob(w, tenant, id)
-		if err != nil {
-			return err
-		}
-		status = j.Status
-		if j.Epoch != epoch {
-			return storage.ErrConflict
-		}
-		if j.Status == storage.JobRunning {
-			if _, err := w.exec(`UPDATE search_jobs SET heartbeat_ns = ? WHERE id = ?`, ns(now), id[:]); err != nil {
+		for i, b := range beats {
+			r, err := w.exec(`UPDATE search_jobs SET heartbeat_ns = ? WHERE id = ? AND tenant = ? AND epoch = ? AND status = 'RUNNING'`,
+				ns(now), b.ID[:], b.Tenant, b.Epoch)
+			if err != nil {
 				return fmt.Errorf("sqlite: search job heartbeat: %w", err)
 			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("sqlite: search job heartbeat: %w", err)
+			}
+			held[i] = n == 1
 		}
 		return nil
 	})
-	return status, err
+	return held, err
 }
 
 func (s *SearchJobs) Finish(ctx context.Context, j *storage.SearchJob, ids [][16]byte) error {

@@ -225,11 +225,52 @@ func Changes(t *testing.T, newStore func(t *testing.T) (storage.Entities, storag
 		if n, oldest, err := l.ChangeLag(ctx, tn, m, evs[2].Cursor); err != nil || n != 0 || !oldest.IsZero() {
 			t.Fatalf("no lag: %d %v %v", n, oldest, err)
 		}
-		if _, err := l.PruneChanges(ctx, ats[1]); err != nil {
+		if _, err := l.PruneChanges(ctx, ats[1], 0); err != nil {
 			t.Fatal(err)
 		}
 		if got := readAll(t, l, storage.ChangeQuery{Tenant: tn, Model: &m, After: head}); len(got) != 2 || got[0].Cursor != evs[1].Cursor {
 			t.Fatalf("after pruning: %+v", got)
+		}
+	})
+
+	t.Run("pruning keeps the newest events of each tenant and model", func(t *testing.T) {
+		s, l := newStore(t)
+		t1, t2 := tenant(t), tenant(t)
+		head, _ := l.ChangeHead(ctx)
+		for i := 0; i < 5; i++ {
+			for _, c := range []struct {
+				tn string
+				m  storage.ModelKey
+			}{{t1, m}, {t1, other}, {t2, m}} {
+				if i >= 2 && c.tn == t2 {
+					continue // t2 has 2 events, under the ceiling
+				}
+				if _, err := s.Commit(ctx, changeTx(t, c.tn, false, storage.Write{ID: newID(t), Model: c.m, State: "S", Data: []byte(`{}`)})); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before := readAll(t, l, storage.ChangeQuery{Tenant: t1, Model: &m, After: head})
+		if len(before) != 5 {
+			t.Fatalf("%d events before pruning", len(before))
+		}
+		// An instant long past prunes nothing by age; the ceiling of 3
+		// leaves each key its 3 newest.
+		if _, err := l.PruneChanges(ctx, time.Unix(0, 1), 3); err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, l, storage.ChangeQuery{Tenant: t1, Model: &m, After: head})
+		if len(got) != 3 || got[0].Cursor != before[2].Cursor || got[2].Cursor != before[4].Cursor {
+			t.Fatalf("t1/m after pruning to 3: %d events %+v", len(got), got)
+		}
+		if got := readAll(t, l, storage.ChangeQuery{Tenant: t1, Model: &other, After: head}); len(got) != 3 {
+			t.Fatalf("t1/other after pruning to 3: %d events", len(got))
+		}
+		if got := readAll(t, l, storage.ChangeQuery{Tenant: t2, Model: &m, After: head}); len(got) != 2 {
+			t.Fatalf("t2/m (under the ceiling) after pruning: %d events", len(got))
+		}
+		if n, _, err := l.ChangeLag(ctx, t1, m, head); err != nil || n != 3 {
+			t.Fatalf("lag after pruning: %d %v", n, err)
 		}
 	})
 }

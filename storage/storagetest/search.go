@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,11 +43,30 @@ func SearchJobs(t *testing.T, newStore func(t *testing.T) storage.SearchJobs) {
 		if _, err := s.GetJob(ctx, "t2", j.ID); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("other tenant: %v", err)
 		}
-		if st, err := s.Heartbeat(ctx, "t1", j.ID, 1, base.Add(time.Second)); err != nil || st != storage.JobRunning {
-			t.Fatalf("heartbeat: %s %v", st, err)
+		// One call for several jobs: held only where tenant, id and
+		// epoch all match a RUNNING job; each miss leaves the job as it was.
+		other := mk(t, s, "t1", base)
+		beats := []storage.JobBeat{
+			{Tenant: "t1", ID: j.ID, Epoch: 1},
+			{Tenant: "t1", ID: j.ID, Epoch: 2},
+			{Tenant: "t2", ID: other.ID, Epoch: 1},
+			{Tenant: "t1", ID: jobID(), Epoch: 1},
+			{Tenant: "t1", ID: other.ID, Epoch: 1},
 		}
-		if _, err := s.Heartbeat(ctx, "t1", j.ID, 2, base); !errors.Is(err, storage.ErrConflict) {
-			t.Fatalf("heartbeat at a foreign epoch: %v", err)
+		if held, err := s.Heartbeat(ctx, beats, base.Add(time.Second)); err != nil || !slices.Equal(held, []bool{true, false, false, false, true}) {
+			t.Fatalf("heartbeat: %v %v", held, err)
+		}
+		if got, _ := s.GetJob(ctx, "t1", j.ID); !got.Heartbeat.Equal(base.Add(time.Second)) {
+			t.Fatalf("heartbeat not stamped: %v", got.Heartbeat)
+		}
+		if held, err := s.Heartbeat(ctx, []storage.JobBeat{{Tenant: "t1", ID: j.ID, Epoch: 2}}, base.Add(time.Hour)); err != nil || held[0] {
+			t.Fatalf("heartbeat at a foreign epoch: %v %v", held, err)
+		}
+		if got, _ := s.GetJob(ctx, "t1", j.ID); !got.Heartbeat.Equal(base.Add(time.Second)) {
+			t.Fatalf("a foreign epoch stamped the job: %v", got.Heartbeat)
+		}
+		if held, err := s.Heartbeat(ctx, nil, base); err != nil || len(held) != 0 {
+			t.Fatalf("empty heartbeat: %v %v", held, err)
 		}
 		stale := *j
 		stale.Epoch = 7
@@ -84,8 +104,8 @@ func SearchJobs(t *testing.T, newStore func(t *testing.T) storage.SearchJobs) {
 		if after, err := s.Cancel(ctx, "t1", k.ID, base.Add(time.Minute)); err != nil || after.Status != storage.JobCancelled || after.FinishedAt.IsZero() {
 			t.Fatalf("cancel running: %+v %v", after, err)
 		}
-		if st, err := s.Heartbeat(ctx, "t1", k.ID, 1, base); err != nil || st != storage.JobCancelled {
-			t.Fatalf("heartbeat after cancel: %s %v", st, err)
+		if held, err := s.Heartbeat(ctx, []storage.JobBeat{{Tenant: "t1", ID: k.ID, Epoch: 1}}, base); err != nil || held[0] {
+			t.Fatalf("heartbeat after cancel: %v %v", held, err)
 		}
 		if err := s.DeleteJob(ctx, "t2", k.ID); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("delete by other tenant: %v", err)

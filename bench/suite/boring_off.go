@@ -1,0 +1,5 @@
+//go:build !boringcrypto
+
+package main
+
+func boringEnabled() bool { return false }
