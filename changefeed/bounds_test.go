@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"svc/storage"
 	"svc/storage/pgtest"
 	"svc/storage/postgres"
@@ -170,6 +172,74 @@ func TestSweepBoundsTheLogAndDetaches(t *testing.T) {
 			}
 			if _, err := d.Next(ctx, time.Minute); !errors.Is(err, ErrGone) {
 				t.Fatalf("consumer of a deleted subscription: %v, want ErrGone", err)
+			}
+		})
+	}
+}
+
+// TestDeleteModelRecordsOneDeleteEach: on every engine, deleting all the
+// entities of a watched model through the Recorder (what DELETE
+// {ctx}/entity/{name}/{version} without a condition does) gives a
+// subscriber one DELETE event per entity, from the state it had, in the
+// delete's transaction; an unwatched model's delete records nothing.
+func TestDeleteModelRecordsOneDeleteEach(t *testing.T) {
+	for name, open := range allEngines(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			e := open(t)
+			w := &Watched{}
+			svc := New(e.subs, e.log, w, Options{})
+			hub := NewHub(svc, HubOptions{Poll: time.Hour})
+			woke := 0
+			rec := NewRecorder(e.ents, w, func() { woke++; hub.Notify() })
+			hub.Start()
+			defer hub.Stop()
+			sub, err := svc.Create(ctx, "t", []byte(`{"filter":{"modelName":"order","modelVersion":1,"kinds":["DELETE"],
+				"bodyPredicate":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":0}},"includeBody":"BEFORE_AND_AFTER"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			states := map[string]string{}
+			for i := 0; i < 4; i++ {
+				ent, _ := create(t, rec, "t", order, fmt.Sprintf("S%d", i), fmt.Sprintf(`{"n":%d}`, i))
+				states[uuid.UUID(ent).String()] = fmt.Sprintf("S%d", i)
+			}
+			create(t, rec, "t", storage.ModelKey{Name: "other", Version: 1}, "NEW", `{"n":5}`)
+			woke = 0
+			txID := id(t)
+			if n, _, err := rec.DeleteModel(ctx, "t", order, txID, "u", nil); err != nil || n != 4 {
+				t.Fatalf("delete model: %d %v", n, err)
+			}
+			if n, _, err := rec.DeleteModel(ctx, "t", storage.ModelKey{Name: "other", Version: 1}, id(t), "u", nil); err != nil || n != 1 {
+				t.Fatalf("delete unwatched model: %d %v", n, err)
+			}
+			if woke != 1 {
+				t.Fatalf("the hub was woken %d times, want once (the watched model's delete)", woke)
+			}
+			d, err := hub.AttachDurable(ctx, "t", sub.ID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			evs, err := d.Next(ctx, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The body condition ($.n > 0) is tested on the body before.
+			if len(evs) != 3 {
+				t.Fatalf("%d DELETE events, want 3 (n > 0): %+v", len(evs), evs)
+			}
+			for _, ev := range evs {
+				if ev.Kind != "DELETE" || ev.TransactionID != uuid.UUID(txID).String() || ev.FromState != states[ev.EntityID] ||
+					ev.ToState != ev.FromState || ev.BodyBefore == nil || ev.BodyAfter != nil || ev.EventID != ev.TransactionID+":"+ev.EntityID {
+					t.Fatalf("event %+v", ev)
+				}
+			}
+			all, _ := e.log.ReadChanges(ctx, storage.ChangeQuery{Tenant: "t", Limit: 100})
+			for _, ev := range all {
+				if ev.Model.Name == "other" {
+					t.Fatalf("the unwatched model's delete recorded %+v", ev)
+				}
 			}
 		})
 	}

@@ -41,6 +41,23 @@ func (r *Recorder) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	return at, err
 }
 
+// DeleteModel is the engine's, asking it to record one DELETE event per
+// entity it removes (in its transaction) when the model is watched.
+func (r *Recorder) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string,
+	changes *storage.ModelDeleteChanges) (int64, time.Time, error) {
+	if changes == nil {
+		if x, ok := r.w.lookup(tenant, model); ok {
+			// A body condition is tested on a DELETE's body before.
+			changes = &storage.ModelDeleteChanges{WantBefore: x.before || x.body}
+		}
+	}
+	n, at, err := r.Entities.DeleteModel(ctx, tenant, model, txID, user, changes)
+	if err == nil && changes != nil && n > 0 && r.committed != nil {
+		r.committed()
+	}
+	return n, at, err
+}
+
 // changesOf is one change per entity tx writes in a watched model: the
 // state before (filled by the engine) to the state after its last write
 // in tx. An entity created and deleted in the same commit was never seen

@@ -421,7 +421,7 @@ func (s *Service) DeleteByModel(ctx context.Context, a Actor, key storage.ModelK
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := s.store.DeleteModel(ctx, a.Tenant, key, txID, a.User)
+	n, _, err := s.store.DeleteModel(ctx, a.Tenant, key, txID, a.User, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,13 @@ type Change struct {
 	WantBefore bool
 }
 
+// ModelDeleteChanges asks DeleteModel for its change events: one DELETE
+// per entity removed, from and to the state it had, no transition.
+type ModelDeleteChanges struct {
+	// WantBefore keeps each entity's last body as BodyBefore.
+	WantBefore bool
+}
+
 // ChangeEvent is a stored change.
 type ChangeEvent struct {
 	Cursor    ChangeCursor

@@ -142,8 +142,10 @@ type Entities interface {
 	// non-nil) in no particular order; fn must not retain e.Data.
 	Scan(ctx context.Context, tenant string, model ModelKey, at *time.Time, fn func(e *Entity) error) error
 	// DeleteModel tombstones every live entity of a model in one
-	// transaction and returns how many it removed.
-	DeleteModel(ctx context.Context, tenant string, model ModelKey, txID [16]byte, user string) (int64, time.Time, error)
+	// transaction and returns how many it removed. With changes it also
+	// records, in that transaction, one DELETE change event per entity
+	// removed (storage/changes.go).
+	DeleteModel(ctx context.Context, tenant string, model ModelKey, txID [16]byte, user string, changes *ModelDeleteChanges) (int64, time.Time, error)
 	// Count returns the number of live entities of a model.
 	Count(ctx context.Context, tenant string, model ModelKey) (int64, error)
 	// CountByState returns live counts per state of one model (as of at

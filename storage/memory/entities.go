@@ -883,7 +883,7 @@ func (s *Entities) Scan(ctx context.Context, tenant string, model storage.ModelK
 	return nil
 }
 
-func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string) (int64, time.Time, error) {
+func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string, changes *storage.ModelDeleteChanges) (int64, time.Time, error) {
 	p := s.partFor(partKey{tenant, model}, false)
 	if p == nil {
 		return 0, time.Now().UTC(), nil
@@ -898,6 +898,10 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 	dels := newDeleteEvents(txID, user, at)
 	u := p.intern(user)
 	recs := s.recs.view()
+	var ch *storage.Tx
+	if changes != nil {
+		ch = &storage.Tx{Tenant: tenant, ID: txID}
+	}
 	for _, h := range p.all {
 		r := recs.at(h)
 		if !p.live(r) {
@@ -905,6 +909,13 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		}
 		last := p.rev(r.last)
 		st := last.state
+		if ch != nil {
+			c := storage.Change{EntityID: r.id, Model: model, Kind: storage.KindDelete, FromState: p.strs[st], ToState: p.strs[st]}
+			if changes.WantBefore {
+				c.BodyBefore = append([]byte(nil), p.data(last)...)
+			}
+			ch.Changes = append(ch.Changes, c)
+		}
 		r.last = p.addRev(revSlot{at: at, txID: txID, prev: r.last, state: st, user: u, change: chDeleted})
 		r.nrev++
 		if p.audit == nil {
@@ -917,6 +928,9 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 	p.claims, p.recClaims = nil, nil
 	clear(p.states)
 	p.sorted.Store(nil)
+	if ch != nil && len(ch.Changes) > 0 {
+		s.changes.append(ch, at)
+	}
 	return n, time.Unix(0, at).UTC(), nil
 }
 

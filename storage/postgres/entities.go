@@ -449,7 +449,7 @@ func (s *Entities) Scan(ctx context.Context, tenant string, model storage.ModelK
 	return s.query(ctx, true, fn, asAt, tenant, model.Name, model.Version, at.UnixNano())
 }
 
-func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string) (int64, time.Time, error) {
+func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string, changes *storage.ModelDeleteChanges) (int64, time.Time, error) {
 	c, err := s.db.acquire(ctx)
 	if err != nil {
 		return 0, time.Time{}, err
@@ -468,10 +468,15 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 			updated_ns = GREATEST($5, updated_ns + 1), doc = NULL
 			WHERE tenant = $1 AND model_name = $2 AND model_version = $3 AND NOT deleted
 			RETURNING id, version, state, created_ns, updated_ns)
+		, ch AS (INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state, transition,
+			emitted_ns, body_before, body_after)
+			SELECT $1, $2, $3, d.id, $4, 'DELETE', d.state, d.state, '', $5,
+			CASE WHEN $8 THEN (SELECT p.data FROM entity_revisions p WHERE p.tenant = $1 AND p.id = d.id AND p.version = d.version - 1) END, NULL
+			FROM d WHERE $7 ORDER BY d.id)
 		, r AS (INSERT INTO entity_revisions (tenant, id, version, model_name, model_version, state, change_type, tx_id, transition, user_id, created_ns, at_ns, data)
 		SELECT $1, d.id, d.version, $2, $3, d.state, 'DELETED', $4, '', $6, d.created_ns, d.updated_ns, NULL FROM d RETURNING id, state, at_ns)
 		`+deleteModelAudit,
-		tenant, model.Name, model.Version, txID, now, user)
+		tenant, model.Name, model.Version, txID, now, user, changes != nil, changes != nil && changes.WantBefore)
 	if err != nil {
 		return 0, time.Time{}, mapErr(fmt.Errorf("postgres: delete model entities: %w", err))
 	}

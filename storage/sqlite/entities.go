@@ -380,7 +380,7 @@ func (s *Entities) Scan(ctx context.Context, tenant string, model storage.ModelK
 // DeleteModel tombstones every live entity of a model in one write job:
 // a DELETED revision, an EntityChange DELETE audit event each, and the
 // model's unique claims freed.
-func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string) (int64, time.Time, error) {
+func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage.ModelKey, txID [16]byte, user string, changes *storage.ModelDeleteChanges) (int64, time.Time, error) {
 	var n, at int64
 	err := s.db.w.write(ctx, func(w *wtx) error {
 		if err := storage.Fault(w.ctx, "validated"); err != nil {
@@ -389,6 +389,17 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		at = w.now()
 		args := []any{tenant, model.Name, model.Version, at, txID[:], user}
 		const live = ` FROM entities WHERE tenant = ?1 AND model_name = ?2 AND model_version = ?3 AND deleted = 0`
+		if changes != nil {
+			// The change events, from the rows as they are before the delete.
+			if _, err := w.exec(`INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state,
+				transition, emitted_ns, body_before, body_after)
+				SELECT tenant, model_name, model_version, id, ?5, 'DELETE', state, state, '', ?4,
+				CASE WHEN ?7 THEN (SELECT r.data FROM revisions r WHERE r.id = e.id AND r.tenant = e.tenant AND r.version = e.version) END, NULL
+				FROM entities e WHERE tenant = ?1 AND model_name = ?2 AND model_version = ?3 AND deleted = 0 ORDER BY id`,
+				tenant, model.Name, model.Version, at, txID[:], user, changes.WantBefore); err != nil {
+				return fmt.Errorf("sqlite: delete model change events: %w", err)
+			}
+		}
 		if _, err := w.exec(`INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
 			created_ns, at_ns, trio, data)
 			SELECT id, tenant, version + 1, model_name, model_version, state, 2, ?5, '', ?6, created_ns, max(?4, updated_ns + 1), 0, NULL`+live, args...); err != nil {

@@ -223,7 +223,7 @@ func Audit(t *testing.T, newStore func(t *testing.T) (storage.Entities, storage.
 			}
 		}
 		del := newID(t)
-		n, at, err := s.DeleteModel(ctx, "t1", m, del, "carol")
+		n, at, err := s.DeleteModel(ctx, "t1", m, del, "carol", nil)
 		if err != nil || n != 2 {
 			t.Fatalf("delete model: %d %v", n, err)
 		}

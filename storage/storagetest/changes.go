@@ -112,6 +112,54 @@ func Changes(t *testing.T, newStore func(t *testing.T) (storage.Entities, storag
 		}
 	})
 
+	t.Run("deleting a model's entities records a DELETE each", func(t *testing.T) {
+		s, l := newStore(t)
+		tn := tenant(t)
+		ids := map[[16]byte]string{}
+		for i := 0; i < 3; i++ {
+			id := newID(t)
+			ids[id] = fmt.Sprintf(`{"i":%d}`, i)
+			if _, err := s.Commit(ctx, &storage.Tx{Tenant: tn, ID: newID(t), Writes: []storage.Write{{ID: id, Model: m, State: "S" + fmt.Sprint(i), Data: []byte(ids[id])}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An unwatched delete (nil) records nothing; another model's
+		// entities are not touched.
+		if _, err := s.Commit(ctx, &storage.Tx{Tenant: tn, ID: newID(t), Writes: []storage.Write{{ID: newID(t), Model: other, State: "S", Data: []byte(`{}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+		head, _ := l.ChangeHead(ctx)
+		// Failed at its fault step: nothing recorded, nothing deleted.
+		fctx := storage.WithFault(ctx, func(string) error { return errors.New("injected") })
+		if _, _, err := s.DeleteModel(fctx, tn, m, newID(t), "u", &storage.ModelDeleteChanges{WantBefore: true}); err == nil {
+			t.Fatal("a delete failing at its fault step went through")
+		}
+		txID := newID(t)
+		n, at, err := s.DeleteModel(ctx, tn, m, txID, "u", &storage.ModelDeleteChanges{WantBefore: true})
+		if err != nil || n != 3 {
+			t.Fatalf("delete model: %d %v", n, err)
+		}
+		evs := readAll(t, l, storage.ChangeQuery{Tenant: tn, After: head})
+		if len(evs) != 3 {
+			t.Fatalf("%d events for 3 deleted entities: %+v", len(evs), evs)
+		}
+		for _, e := range evs {
+			want, ok := ids[e.EntityID]
+			if !ok || e.Kind != storage.KindDelete || e.TxID != txID || e.Model != m || e.FromState == "" || e.ToState != e.FromState ||
+				e.Transition != "" || string(e.BodyBefore) != want || e.BodyAfter != nil || !e.EmittedAt.Equal(at) {
+				t.Fatalf("event %+v (body before %q, want %q)", e, e.BodyBefore, want)
+			}
+			delete(ids, e.EntityID)
+		}
+		// Nothing left: a second delete records nothing.
+		if n, _, err := s.DeleteModel(ctx, tn, m, newID(t), "u", &storage.ModelDeleteChanges{}); err != nil || n != 0 {
+			t.Fatalf("second delete: %d %v", n, err)
+		}
+		if more := readAll(t, l, storage.ChangeQuery{Tenant: tn, After: evs[2].Cursor}); len(more) != 0 {
+			t.Fatalf("an empty delete recorded %+v", more)
+		}
+	})
+
 	t.Run("tenant and model scope reads", func(t *testing.T) {
 		s, l := newStore(t)
 		t1, t2 := tenant(t), tenant(t)

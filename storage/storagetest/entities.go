@@ -266,7 +266,7 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 		if fmt.Sprint(bs) != fmt.Sprint([]storage.StateCount{{Model: m, State: "CREATED", Count: 7}}) {
 			t.Errorf("by state as at: %v", bs)
 		}
-		n, at, err := s.DeleteModel(ctx, "t1", m, newID(t), "u9")
+		n, at, err := s.DeleteModel(ctx, "t1", m, newID(t), "u9", nil)
 		if err != nil || n != 7 {
 			t.Fatalf("delete model: %d %v", n, err)
 		}
@@ -293,7 +293,7 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 		if l, _ := s.List(ctx, "t1", m, &at, 0, 100); len(l) != 0 {
 			t.Errorf("list as at delete: %d", len(l))
 		}
-		if n, _, _ := s.DeleteModel(ctx, "t1", m, newID(t), "u9"); n != 0 {
+		if n, _, _ := s.DeleteModel(ctx, "t1", m, newID(t), "u9", nil); n != 0 {
 			t.Errorf("second delete removed %d", n)
 		}
 		// A page read before a write never hides the write from the next read.
@@ -339,7 +339,7 @@ func Entities(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 		if _, err := s.Commit(ctx, del); err == nil {
 			t.Errorf("B deleted A's entity")
 		}
-		if n, _, _ := s.DeleteModel(ctx, "B", m, newID(t), "x"); n != 0 {
+		if n, _, _ := s.DeleteModel(ctx, "B", m, newID(t), "x", nil); n != 0 {
 			t.Errorf("B's delete-by-model removed %d of A's", n)
 		}
 		if e, err := s.Get(ctx, "A", id); err != nil || string(e.Data) != `{"secret":1}` {

@@ -83,7 +83,7 @@ func Unique(t *testing.T, newStore func(t *testing.T) storage.Entities) {
 			t.Fatalf("deleted entity's value not freed: %v", err)
 		}
 		// Delete by model frees every value.
-		if _, _, err := s.DeleteModel(ctx, "t1", m, newID(t), "u"); err != nil {
+		if _, _, err := s.DeleteModel(ctx, "t1", m, newID(t), "u", nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := put(s, "t1", m, "a@x"); err != nil {
