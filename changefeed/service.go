@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -35,6 +36,8 @@ type Options struct {
 	Log      *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Webhook is the webhook door's settings (webhook.go).
+	Webhook WebhookOptions
 }
 
 // Service manages subscriptions and keeps the watched set fresh.
@@ -47,6 +50,8 @@ type Service struct {
 	mu     sync.Mutex
 	stored map[watchKey]watch
 	live   map[watchKey]int
+	// kick wakes the webhook deliverer of this node, when one runs.
+	kick atomic.Pointer[func()]
 }
 
 // New returns the service over the subscription store and the engine's
@@ -67,6 +72,7 @@ func New(subs storage.Subscriptions, log storage.ChangeLog, w *Watched, opt Opti
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
+	opt.Webhook.defaults()
 	return &Service{subs: subs, log: log, watched: w, opt: opt, stored: map[watchKey]watch{}, live: map[watchKey]int{}}
 }
 
@@ -132,6 +138,7 @@ func (s *Service) changed(ctx context.Context) {
 	if s.opt.Announce != nil {
 		s.opt.Announce()
 	}
+	s.webhookChanged()
 }
 
 func newID() string {
@@ -158,6 +165,9 @@ func (s *Service) Create(ctx context.Context, tenant string, body []byte) (*Subs
 	if sp.Detached != nil {
 		return nil, badField("detached", "is set by svc, not by a client")
 	}
+	if err := s.checkWebhook(ctx, &sp); err != nil {
+		return nil, err
+	}
 	now := s.opt.Now()
 	// The head is read before the subscription is stored and watched:
 	// whatever is recorded for it comes after its cursor.
@@ -180,11 +190,25 @@ func (s *Service) Create(ctx context.Context, tenant string, body []byte) (*Subs
 	}
 	rec := storage.Subscription{Tenant: tenant, ID: newID(), Model: sp.Filter.Model(), IncludeBody: sp.IncludeBody, Spec: spec,
 		Cursor: cur, CreatedAt: now.UTC(), AttachedAt: now.UTC()}
+	secret := ""
+	if sp.Webhook != nil {
+		if secret, err = s.createWebhook(ctx, tenant, rec.ID); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.subs.CreateSubscription(ctx, &rec); err != nil {
+		if secret != "" {
+			s.dropWebhook(ctx, tenant, rec.ID)
+		}
 		return nil, fmt.Errorf("changefeed: storing subscription: %w", err)
 	}
 	s.changed(ctx)
-	return s.resource(ctx, &rec, false)
+	out, err := s.resource(ctx, &rec, false)
+	if err == nil && out.Webhook != nil {
+		// Shown this once: GET and list never show it.
+		out.Webhook.Secret = secret
+	}
+	return out, err
 }
 
 // load reads and decodes a stored subscription.
@@ -230,6 +254,9 @@ func (s *Service) resource(ctx context.Context, rec *storage.Subscription, withL
 			age := max(s.opt.Now().Sub(oldest).Milliseconds(), 0)
 			out.Lag.OldestAgeMs = &age
 		}
+	}
+	if err := s.webhookStatus(ctx, rec, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -322,6 +349,7 @@ func (s *Service) Delete(ctx context.Context, tenant, id string) error {
 		}
 		return fmt.Errorf("changefeed: deleting subscription: %w", err)
 	}
+	s.dropWebhook(ctx, tenant, id)
 	s.changed(ctx)
 	return nil
 }
@@ -355,6 +383,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 		}
 		if ttl := s.ttlOf(&sp); now.Sub(rec.AttachedAt) > ttl {
 			if err := s.subs.DeleteSubscription(ctx, rec.Tenant, rec.ID); err == nil {
+				s.dropWebhook(ctx, rec.Tenant, rec.ID)
 				gone++
 				s.opt.Log.Info("changefeed: subscription expired", "tenant", rec.Tenant, "id", rec.ID, "ttl", ttl)
 			}

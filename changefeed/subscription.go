@@ -44,6 +44,8 @@ type Spec struct {
 	// Detached is set by the sweep when the backlog passed the ceiling
 	// (Service.Sweep); a client cannot set it.
 	Detached *Detached `json:"detached,omitempty"`
+	// Webhook names an HTTPS receiver the events are POSTed to (webhook.go).
+	Webhook *WebhookSpec `json:"webhook,omitempty"`
 
 	ttl time.Duration // 0: the service's default
 }

@@ -58,8 +58,22 @@ func changeFeedExtDocs() map[string]opDoc {
 		"batching":           obj("", Map{"windowMs": Map{"type": "integer"}, "maxEvents": Map{"type": "integer"}}),
 		"startFromTimestamp": dateTime("DURABLE only: start before the first event at this instant, within the retention."),
 		"ttl":                str("Go duration (\"720h\"), at least 1m; a durable subscription with no consumer attached for this long is deleted. Default SVC_CHANGEFEED_SUBSCRIPTION_TTL (720h)."),
+		"webhook": obj("svc extension: POST the events to this receiver (DURABLE only), in signed batches (Standard Webhooks). See `svc help changes`.", Map{
+			"url": str("An https URL on a public address (the SSRF guard refuses loopback, private and link-local hosts at create and at every connection)."),
+		}, "url"),
 	}
 	resource := obj("A subscription.", merge(spec, Map{
+		"webhook": obj("The receiver, with its delivery state.", Map{
+			"url":    str("The receiver."),
+			"secret": str("`whsec_` and base64: the signing key of webhook-signature. Only in the answer to create; never shown again."),
+			"status": obj("Delivery state.", Map{
+				"failing":             Map{"type": "boolean", "description": "Set after SVC_WEBHOOK_FAILING_AFTER consecutive failures; cleared by the next success."},
+				"consecutiveFailures": Map{"type": "integer"},
+				"lastError":           str("The last failure: the HTTP status and the start of the answer, or the transport error."),
+				"lastAttemptAt":       dateTime(""),
+				"nextAttemptAt":       dateTime("When a failed request is tried again."),
+			}),
+		}),
 		"id":             str("Subscription id."),
 		"cursor":         str("Position after the last acknowledged event (opaque)."),
 		"createdAt":      dateTime(""),
@@ -83,7 +97,7 @@ func changeFeedExtDocs() map[string]opDoc {
 				"Answers 201 with the resource and its starting cursor. See `svc help changes`.",
 			body: jsonBody("The subscription.", obj("", spec, "filter"), true),
 			ok:   okJSON("The subscription.", resource),
-			errs: []errDoc{e(400, "BAD_REQUEST: the definition is invalid (properties.path names the member)."), eRole},
+			errs: []errDoc{e(400, "BAD_REQUEST: the definition is invalid (properties.path names the member), or a webhook URL that is not https or whose host is in a blocked address range."), eRole},
 		},
 		"listSubscriptions": {
 			desc:   "Lists the tenant's subscriptions by id, with their lag.",

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,13 +154,28 @@ var helpTexts = map[string]string{
 	"changefeed_oldest_unacknowledged_age_seconds": "Age of the oldest event a durable subscription has not acknowledged.",
 }
 
-// metricHelp is the # HELP string of one of svc's metrics.
-func metricHelp(name string) (string, bool) {
+// metricHelp is the # HELP string of a metric: svc's own from helpTexts
+// and opmetrics.Help, the runtime and process metrics (which the library
+// writes without one, and promtool check metrics wants one) say where
+// they come from.
+func metricHelp(name string) string {
 	if h, ok := helpTexts[name]; ok {
-		return h, true
+		return h
 	}
-	h, ok := opmetrics.Help[name]
-	return h, ok
+	if h, ok := opmetrics.Help[name]; ok {
+		return h
+	}
+	switch {
+	case name == "go_cpus":
+		return "Logical CPUs usable by the process (runtime.NumCPU)."
+	case strings.HasPrefix(name, "go_memstats_"):
+		return "Go runtime memory statistic " + name[len("go_memstats_"):] + " (runtime.MemStats)."
+	case strings.HasPrefix(name, "go_"):
+		return "Go runtime metric " + name[len("go_"):] + " (runtime/metrics)."
+	case strings.HasPrefix(name, "process_"):
+		return "Process metric " + name[len("process_"):] + " (Linux /proc and cgroup)."
+	}
+	return name + "."
 }
 
 // writeMetrics writes the process, runtime and HTTP metrics in the
@@ -171,19 +187,24 @@ func (s *Server) writeMetrics(w io.Writer) {
 	for _, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
 		line = promtoolName(line)
 		if name, ok := bytes.CutPrefix(line, []byte("# HELP ")); ok {
-			if h, ok := metricHelp(string(bytes.TrimSpace(name))); ok {
-				line = []byte("# HELP " + string(bytes.TrimSpace(name)) + " " + h + "\n")
+			// The library writes "# HELP name" alone.
+			if n := bytes.TrimSpace(name); bytes.IndexByte(n, ' ') < 0 {
+				line = []byte("# HELP " + string(n) + " " + metricHelp(string(n)) + "\n")
 			}
 		}
 		_, _ = w.Write(line)
 	}
 }
 
-// runtimeRenames are runtime counters the metrics library names *_count,
-// which promtool check metrics refuses for a counter (issue 26).
+// runtimeRenames are runtime metrics the metrics library names *_count,
+// which promtool check metrics refuses for a counter or gauge (issue 26).
 var runtimeRenames = map[string]string{
 	"go_cgo_calls_count": "go_cgo_calls_total",
 	"go_gc_forced_count": "go_gc_forced_total",
+	// A gauge named *_count reads as a histogram's or summary's count
+	// to promtool (promlint: non-histogram metrics should not have the
+	// _count suffix).
+	"go_cpu_count": "go_cpus",
 }
 
 // promtoolName makes one line of the runtime and process metrics pass
@@ -193,7 +214,7 @@ var runtimeRenames = map[string]string{
 func promtoolName(line []byte) []byte {
 	for from, to := range runtimeRenames {
 		for _, pfx := range []string{"", "# HELP ", "# TYPE "} {
-			if rest, ok := bytes.CutPrefix(line, []byte(pfx+from)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '{') {
+			if rest, ok := bytes.CutPrefix(line, []byte(pfx+from)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '{' || rest[0] == '\n') {
 				return append([]byte(pfx+to), rest...)
 			}
 		}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+
+	"svc/bench/procstat"
 )
 
 // CPU accounting of a run from /proc/<pid>/stat: on a shared machine the
@@ -13,50 +11,18 @@ import (
 // rate, and free of the load tool's own cost.
 
 // clockTicks is USER_HZ, 100 on every Linux this runs on.
-const clockTicks = 100
+const clockTicks = procstat.ClockTicks
 
-// procTicks returns utime+stime of pid and its parent pid, in clock ticks.
+// procTicks returns utime+stime of pid and its parent pid, in clock ticks
+// (bench/procstat parses /proc/<pid>/stat).
 func procTicks(pid int) (ticks, ppid int64, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	// The command name is parenthesised and may hold spaces: fields start
-	// after the last ')'. Field 3 is the state, 4 ppid, 14 utime, 15 stime.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	ppid, _ = strconv.ParseInt(string(f[1]), 10, 64)
-	ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
-	st, _ := strconv.ParseInt(string(f[12]), 10, 64)
-	return ut + st, ppid, nil
+	st, err := procstat.Read(pid)
+	return st.Ticks, int64(st.PPID), err
 }
 
 // treeTicks is the CPU of pid and its direct children (a postmaster and
-// its backends, writers and WAL writer). A child that exits during the
-// run takes its CPU with it; pooled connections live through a run.
-func treeTicks(pid int) (int64, error) {
-	total, _, err := procTicks(pid)
-	if err != nil {
-		return 0, err
-	}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		child, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || child == pid {
-			continue
-		}
-		if t, ppid, err := procTicks(child); err == nil && ppid == int64(pid) {
-			total += t
-		}
-	}
-	return total, nil
-}
+// its backends, writers and WAL writer).
+func treeTicks(pid int) (int64, error) { return procstat.TreeTicks(pid) }
 
 // cpuProbe samples the server and database CPU before and after a run.
 type cpuProbe struct {

@@ -63,7 +63,9 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 			log.Warn("changefeed: announcing a subscription change", "error", err)
 		}
 	}
-	svc := changefeed.New(st.Subscriptions, st.Changes, w, feedOptions(cfg, log, announce))
+	opts := feedOptions(cfg, log, announce)
+	opts.Webhook = webhookOptions(cfg, st)
+	svc := changefeed.New(st.Subscriptions, st.Changes, w, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 	err := svc.Sync(ctx)
 	cancel()
@@ -72,6 +74,8 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	}
 	hub := changefeed.NewHub(svc, feedHubOptions(cfg, log))
 	hub.Start()
+	hooks := changefeed.NewDeliverer(svc, hub)
+	hooks.Start()
 	var last atomic.Int64
 	f := &changeFeed{svc: svc, hub: hub, watched: w}
 	f.committed = func() {
@@ -124,6 +128,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 		unsubc()
 		close(done)
 		<-stopped
+		hooks.Stop()
 		hub.Stop()
 	}
 	return f, nil

@@ -91,6 +91,12 @@ var settingEffects = map[string]string{
 	// The change feed's bounds (issue 28).
 	"SVC_CHANGEFEED_RETENTION": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "TestChangeFeedBoundsSettings",
 	"SVC_CHANGEFEED_SUBSCRIPTION_TTL": "TestChangeFeedBoundsSettings", "SVC_CHANGEFEED_SWEEP_INTERVAL": "TestChangeFeedBoundsSettings",
+
+	// Change-feed webhooks (issue 28); TestWebhookSettingsReachTheirOptions
+	// shows each reaches the deliverer's options.
+	"SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "TestWebhookRefusals", "SVC_WEBHOOK_TIMEOUT": "TestWebhookTimeout",
+	"SVC_WEBHOOK_MAX_BATCH_EVENTS": "TestWebhookDelivery", "SVC_WEBHOOK_BACKOFF_MAX": "TestWebhookDelivery",
+	"SVC_WEBHOOK_FAILING_AFTER": "TestWebhookDelivery",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each names a test

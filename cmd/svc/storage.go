@@ -47,6 +47,8 @@ type stores struct {
 	// change feed's subscriptions.
 	Changes       storage.ChangeLog
 	Subscriptions storage.Subscriptions
+	// Webhooks holds webhook subscriptions' secrets and delivery state.
+	Webhooks storage.Webhooks
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	// Pool snapshots the connection pool for /metrics (nil on memory).
@@ -106,7 +108,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			SQLRunner:  sqlStore,
 			Models:     modelStore(cfg, db.Models()),
 			Entities:   db.Entities(),
-			Changes:    db.Changes(), Subscriptions: db.Subscriptions(),
+			Changes:    db.Changes(), Subscriptions: db.Subscriptions(), Webhooks: db.Webhooks(),
 			Audits: db.Audits(),
 			Tasks:  db.Tasks(),
 			IAM:    iamStores,
@@ -140,7 +142,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			SQLSchemas: sqlStore, SQLRunner: sqlStore,
 			Models:   modelStore(cfg, db.Models()),
 			Entities: db.Entities(), Audits: db.Audits(), Tasks: db.Tasks(),
-			Changes: db.Changes(), Subscriptions: db.Subscriptions(),
+			Changes: db.Changes(), Subscriptions: db.Subscriptions(), Webhooks: db.Webhooks(),
 			IAM:    db.IAMStores(),
 			Search: search, SearchJobs: db.SearchJobs(), Messages: db.Messages(),
 			StreamConfigs: db.StreamConfigs(), StreamIndexes: db.StreamIndexes(),
@@ -162,7 +164,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			closeStore = ents.TuneGC(100, time.Second)
 		}
 		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(),
-			Changes: ents.Changes(), Subscriptions: memory.NewSubscriptions(), Ready: func() bool { return true }, Close: closeStore,
+			Changes: ents.Changes(), Subscriptions: memory.NewSubscriptions(), Webhooks: memory.NewWebhooks(), Ready: func() bool { return true }, Close: closeStore,
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages(),
 			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}

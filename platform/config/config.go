@@ -32,6 +32,12 @@ type Config struct {
 	HTTPMaxBodyBytes int
 	LogFormat        string
 	AccessLog        bool
+	// Change-feed webhooks (extension).
+	WebhookAllowPrivateNetworks bool
+	WebhookTimeout              time.Duration
+	WebhookMaxBatchEvents       int
+	WebhookBackoffMax           time.Duration
+	WebhookFailingAfter         int
 
 	// Admin listener and telemetry
 	AdminBindAddress   string

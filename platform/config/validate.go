@@ -69,6 +69,7 @@ func (c *Config) Validate() error {
 	checks := []func() *Error{
 		c.validateServer, c.validateAuth, c.validateCORS, c.validateSearch,
 		c.validateScheduler, c.validateChangeFeed, c.validateCluster, c.validateDatabase, c.validateAdmin,
+		c.validateWebhooks,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

@@ -191,6 +191,11 @@ func Vars(c *Config) []Var {
 		num(&c.ChangeFeedBacklogMaxEvents, "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS", "changefeed", "1000000", "extension: backlog ceiling: a durable subscription owing more unacknowledged events is detached, and the log keeps at most this many events per tenant and model"),
 		dur(&c.ChangeFeedSubscriptionTTL, "SVC_CHANGEFEED_SUBSCRIPTION_TTL", "changefeed", "720h", "extension: default ttl of a durable subscription: with no consumer attached this long it is deleted (a subscription's own `ttl` overrides it)"),
 		dur(&c.ChangeFeedSweepInterval, "SVC_CHANGEFEED_SWEEP_INTERVAL", "changefeed", "5m", "extension: how often each node applies the ttl, the backlog ceiling and the retention"),
+		flag(&c.WebhookAllowPrivateNetworks, "SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "changefeed", "false", "extension: let change-feed webhooks reach loopback, private and link-local addresses (and plain http on loopback); test and development only"),
+		dur(&c.WebhookTimeout, "SVC_WEBHOOK_TIMEOUT", "changefeed", "10s", "extension: bound of one change-feed webhook request (connect, TLS, answer)"),
+		num(&c.WebhookMaxBatchEvents, "SVC_WEBHOOK_MAX_BATCH_EVENTS", "changefeed", "100", "extension: most change events in one webhook request (a subscription's batching.maxEvents may lower it)"),
+		dur(&c.WebhookBackoffMax, "SVC_WEBHOOK_BACKOFF_MAX", "changefeed", "5m", "extension: cap of the exponential retry delay of a failing webhook receiver (from 1s, jittered)"),
+		num(&c.WebhookFailingAfter, "SVC_WEBHOOK_FAILING_AFTER", "changefeed", "10", "extension: consecutive failed webhook requests after which the subscription shows failing"),
 
 		// cluster
 		flag(&c.ClusterEnabled, "SVC_CLUSTER_ENABLED", "cluster", "false", "multi-node clustering; needs SVC_NODE_ID, SVC_HMAC_SECRET and postgres"),
