@@ -96,6 +96,13 @@ func (c *Client) bearer(ctx context.Context, refresh bool) (string, error) {
 // status is an *APIError. body is re-read on a token refresh, so it must
 // be a *bytes.Reader or nil.
 func (c *Client) Do(ctx context.Context, method, path string, body *bytes.Reader, ctype string) (*http.Response, error) {
+	return c.DoKeyed(ctx, method, path, body, ctype, "")
+}
+
+// DoKeyed is Do with an Idempotency-Key header when key is not empty: a
+// repeat of the request (a retry, a resumed import) replays the first
+// answer instead of writing again.
+func (c *Client) DoKeyed(ctx context.Context, method, path string, body *bytes.Reader, ctype, key string) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		tok, err := c.bearer(ctx, attempt > 0)
 		if err != nil {
@@ -115,6 +122,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body *bytes.Reader
 		}
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
 		}
 		resp, err := c.http().Do(req)
 		if err != nil {

@@ -3,10 +3,13 @@ package bulk
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -357,7 +360,7 @@ func sendBatch(ctx context.Context, c *Client, m ModelRef, b *batch) (int, error
 		EntitiesCreated int `json:"entitiesCreated"`
 	}
 	err := retry(ctx, 5, func() error {
-		resp, err := c.Do(ctx, "POST", path, body, "application/x-ndjson")
+		resp, err := c.DoKeyed(ctx, "POST", path, body, "application/x-ndjson", batchKey(m, b))
 		if err != nil {
 			return err
 		}
@@ -382,6 +385,25 @@ func sendBatch(ctx context.Context, c *Client, m ModelRef, b *batch) (int, error
 	}
 	return len(b.lines), nil
 }
+
+// batchKey is the Idempotency-Key of a batch: derived from the model, the
+// file and the batch's document range, so a resumed import (same batch
+// size) sends the same key for a batch whose answer it never recorded and
+// svc replays instead of creating its documents again
+// (docs/decisions/0042-idempotency-key.md). Standard input cannot be
+// resumed; its batches get keys of this run only.
+func batchKey(m ModelRef, b *batch) string {
+	path := b.path
+	if path == "-" {
+		path = "-" + stdinRun
+	} else if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	h := sha256.Sum256([]byte(m.String() + "\x00" + path + "\x00" + strconv.Itoa(b.lo) + "\x00" + strconv.Itoa(b.lo+len(b.lines))))
+	return "svc-import-" + hex.EncodeToString(h[:16])
+}
+
+var stdinRun = strconv.FormatInt(time.Now().UnixNano(), 36)
 
 // createModel infers the model from the first documents and locks it; a
 // locked model is left as it is.

@@ -267,7 +267,12 @@ func (h *Hub) tail() {
 	}
 	h.mu.Unlock()
 	for {
-		evs, err := h.log.ReadChanges(ctx, storage.ChangeQuery{After: h.cursor, Limit: h.opt.Batch})
+		// attach may move the cursor (to the head, when the hub was idle)
+		// while this reads: take it under the lock.
+		h.mu.Lock()
+		after := h.cursor
+		h.mu.Unlock()
+		evs, err := h.log.ReadChanges(ctx, storage.ChangeQuery{After: after, Limit: h.opt.Batch})
 		if err != nil {
 			h.opt.Log.Warn("changefeed: reading the log", "error", err)
 			return

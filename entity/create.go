@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	json "github.com/goccy/go-json"
 
+	"svc/idempotency"
 	"svc/platform/apierr"
 	"svc/platform/jsondoc"
 	"svc/storage"
@@ -47,11 +49,20 @@ func ValidWindow(w int) error {
 
 // runChunks commits n items in chunks of window through commit; the first
 // chunk's failure is the request's error.
-func runChunks(n, window int, commit func(lo, hi int) (Chunk, error)) (*Result, error) {
+func runChunks(ctx context.Context, n, window int, commit func(ctx context.Context, lo, hi int) (Chunk, error)) (*Result, error) {
 	res := &Result{}
+	keyed := idempotency.ClaimFrom(ctx) != nil
 	for k, lo := 0, 0; lo < n || (n == 0 && k == 0); k, lo = k+1, lo+window {
 		hi := min(lo+window, n)
-		c, err := commit(lo, hi)
+		cctx := ctx
+		if keyed {
+			// A keyed request's answer so far, stored with each chunk.
+			done := slices.Clip(res.Chunks)
+			cctx = withProgress(ctx, func(txID [16]byte, ids [][16]byte) any {
+				return &Result{Chunks: append(done, Chunk{TxID: txID, IDs: ids})}
+			})
+		}
+		c, err := commit(cctx, lo, hi)
 		if err != nil {
 			if k == 0 {
 				return nil, err
@@ -126,7 +137,7 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 		}
 		docs = [][]byte{doc}
 	}
-	return runChunks(len(docs), window, func(lo, hi int) (Chunk, error) {
+	return runChunks(ctx, len(docs), window, func(ctx context.Context, lo, hi int) (Chunk, error) {
 		items := make([]newItem, hi-lo)
 		for i := range items {
 			items[i] = newItem{model: m, data: docs[lo+i]}
@@ -246,6 +257,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])
 	}
+	stamp(ctx, tx, txID, ids)
 	if _, err := s.commitOwned(ctx, withAudit(tx, evs)); err != nil {
 		return Chunk{}, err
 	}
@@ -279,7 +291,7 @@ func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, wi
 		return nil, err
 	}
 	cache := map[storage.ModelKey]*storage.Model{}
-	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {
+	return runChunks(ctx, len(items), window, func(ctx context.Context, lo, hi int) (Chunk, error) {
 		chunk := make([]newItem, hi-lo)
 		for i := lo; i < hi; i++ {
 			it := &items[i]

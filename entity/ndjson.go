@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
+	"svc/idempotency"
 	"svc/platform/apierr"
 	"svc/platform/jsondoc"
 	"svc/storage"
@@ -58,6 +60,7 @@ func (s *Service) CreateStream(ctx context.Context, a Actor, key storage.ModelKe
 	br := bufio.NewReaderSize(r, 64<<10)
 	res := &StreamResult{}
 	lines := newLineReader(br)
+	keyed := idempotency.ClaimFrom(ctx) != nil
 	for {
 		if before != nil {
 			before()
@@ -79,7 +82,19 @@ func (s *Service) CreateStream(ctx context.Context, a Actor, key storage.ModelKe
 			for i, d := range ch.docs {
 				items[i] = newItem{model: m, data: d}
 			}
-			c, err := s.commitCreates(ctx, a, items, locateItem)
+			cctx := ctx
+			if keyed {
+				// A keyed request's answer so far, stored with each chunk.
+				prev, first, last := *res, ch.lines[0], ch.lines[len(ch.lines)-1]
+				prev.Chunks = slices.Clip(prev.Chunks)
+				cctx = withProgress(ctx, func(txID [16]byte, ids [][16]byte) any {
+					r := prev
+					r.Chunks = append(r.Chunks, StreamChunk{TxID: txID, FirstLine: first, LastLine: last, Entities: len(ids)})
+					r.Entities += len(ids)
+					return &r
+				})
+			}
+			c, err := s.commitCreates(cctx, a, items, locateItem)
 			if err != nil {
 				// A refused document names its own line; a workflow or
 				// storage failure names the chunk's.

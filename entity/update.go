@@ -106,6 +106,7 @@ func (s *Service) commitIn(ctx context.Context, a Actor, tx *storage.Tx, w stora
 	if seg != nil {
 		seg.finish(tx, &tx.Writes[0])
 	}
+	stamp(ctx, tx, txID, [][16]byte{w.ID})
 	_, err := s.commitOwned(ctx, withAudit(tx, [][]storage.AuditEvent{evs}))
 	if errors.Is(err, storage.ErrNotFound) {
 		return txID, EntityNotFound(w.ID)
@@ -150,6 +151,7 @@ func (s *Service) reviseOne(ctx context.Context, a Actor, e *storage.Entity, tra
 	}
 	ctx, ow := s.ownTx(ctx, a.Tenant, txID)
 	defer ow.done()
+	ctx = withProgress(ctx, func(txID [16]byte, ids [][16]byte) any { return Updated{TxID: txID, ID: ids[0]} })
 	var seg *segment
 	rctx := ctx
 	if ow != nil {
@@ -302,7 +304,7 @@ func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, 
 		}
 		docs[i] = d
 	}
-	return runChunks(len(items), window, func(lo, hi int) (Chunk, error) {
+	return runChunks(ctx, len(items), window, func(ctx context.Context, lo, hi int) (Chunk, error) {
 		txID, err := txIDFor(ctx)
 		if err != nil {
 			return Chunk{}, err

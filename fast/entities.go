@@ -1,6 +1,7 @@
 package fast
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"strconv"
@@ -156,26 +157,27 @@ func (h *entityAPI) create(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.Create(dctx(ctx), actorOf(ctx), key, routeParam(ctx, "format"), b, w)
+	h.chunked(ctx, true, func(dc context.Context, b []byte, w int) (*entity.Result, error) {
+		return h.svc.Create(dc, actorOf(ctx), key, routeParam(ctx, "format"), b, w)
 	})
 }
 
 func (h *entityAPI) createCollection(ctx *fasthttp.RequestCtx) {
-	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.CreateCollection(dctx(ctx), actorOf(ctx), b, w)
+	h.chunked(ctx, true, func(dc context.Context, b []byte, w int) (*entity.Result, error) {
+		return h.svc.CreateCollection(dc, actorOf(ctx), b, w)
 	})
 }
 
 func (h *entityAPI) updateCollection(ctx *fasthttp.RequestCtx) {
-	h.chunked(ctx, func(b []byte, w int) (*entity.Result, error) {
-		return h.svc.UpdateCollection(dctx(ctx), actorOf(ctx), routeParam(ctx, "format"), b, w)
+	h.chunked(ctx, false, func(dc context.Context, b []byte, w int) (*entity.Result, error) {
+		return h.svc.UpdateCollection(dc, actorOf(ctx), routeParam(ctx, "format"), b, w)
 	})
 }
 
 // chunked serves the writes that take a body and a transactionWindow and
-// answer with the per-chunk result shape.
-func (h *entityAPI) chunked(ctx *fasthttp.RequestCtx, run func(body []byte, window int) (*entity.Result, error)) {
+// answer with the per-chunk result shape; keyed ones honour an
+// Idempotency-Key.
+func (h *entityAPI) chunked(ctx *fasthttp.RequestCtx, keyed bool, run func(dc context.Context, body []byte, window int) (*entity.Result, error)) {
 	w, err := window(ctx)
 	if err != nil {
 		h.fail(ctx, err)
@@ -186,12 +188,20 @@ func (h *entityAPI) chunked(ctx *fasthttp.RequestCtx, run func(body []byte, wind
 		h.fail(ctx, err)
 		return
 	}
-	res, err := run(b, w)
-	if err != nil {
-		h.fail(ctx, err)
+	serve := func(dc context.Context) bool {
+		res, err := run(dc, b, w)
+		if err != nil {
+			h.fail(ctx, err)
+			return false
+		}
+		h.send(ctx, func(b []byte) []byte { return appendResult(b, res) })
+		return len(res.Chunks) > 0
+	}
+	if !keyed {
+		serve(dctx(ctx))
 		return
 	}
-	h.send(ctx, func(b []byte) []byte { return appendResult(b, res) })
+	h.s.idempotent(ctx, keyedWrite{encode: encodeResult, run: serve})
 }
 
 func (h *entityAPI) get(ctx *fasthttp.RequestCtx) {
@@ -271,12 +281,15 @@ func (h *entityAPI) update(ctx *fasthttp.RequestCtx) {
 		h.fail(ctx, err)
 		return
 	}
-	tx, err := h.svc.Update(dctx(ctx), actorOf(ctx), id, routeParam(ctx, "format"), b, pathText(ctx, "transition"), ifMatchOf(ctx))
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	h.send(ctx, func(b []byte) []byte { return appendTxResult(b, tx, id) })
+	h.s.idempotent(ctx, keyedWrite{encode: encodeResult, run: func(dc context.Context) bool {
+		tx, err := h.svc.Update(dc, actorOf(ctx), id, routeParam(ctx, "format"), b, pathText(ctx, "transition"), ifMatchOf(ctx))
+		if err != nil {
+			h.fail(ctx, err)
+			return false
+		}
+		h.send(ctx, func(b []byte) []byte { return appendTxResult(b, tx, id) })
+		return true
+	}})
 }
 
 func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
@@ -293,21 +306,24 @@ func (h *entityAPI) patch(ctx *fasthttp.RequestCtx) {
 	}
 	// A merge patch reads, merges, validates and runs the workflow before
 	// it writes: when its client leaves meanwhile, it stops unwritten.
-	pctx := entity.WithClientGone(dctx(ctx), clientGone(ctx))
-	tx, err := h.svc.Patch(pctx, actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
-	if errors.Is(err, entity.ErrClientGone) {
-		// Nobody reads an answer: 499 (the client closed the request,
-		// nginx's code) for the access log and metrics, no body, and
-		// the connection closed.
-		ctx.SetStatusCode(apierr.ClientGone.HTTPStatus())
-		ctx.SetConnectionClose()
-		return
-	}
-	if err != nil {
-		h.fail(ctx, err)
-		return
-	}
-	h.send(ctx, func(b []byte) []byte { return appendTxResult(b, tx, id) })
+	h.s.idempotent(ctx, keyedWrite{encode: encodeResult, run: func(dc context.Context) bool {
+		pctx := entity.WithClientGone(dc, clientGone(ctx))
+		tx, err := h.svc.Patch(pctx, actorOf(ctx), id, format, string(ctx.Request.Header.ContentType()), ifMatchOf(ctx), b, pathText(ctx, "transition"))
+		if errors.Is(err, entity.ErrClientGone) {
+			// Nobody reads an answer: 499 (the client closed the request,
+			// nginx's code) for the access log and metrics, no body, and
+			// the connection closed.
+			ctx.SetStatusCode(apierr.ClientGone.HTTPStatus())
+			ctx.SetConnectionClose()
+			return false
+		}
+		if err != nil {
+			h.fail(ctx, err)
+			return false
+		}
+		h.send(ctx, func(b []byte) []byte { return appendTxResult(b, tx, id) })
+		return true
+	}})
 }
 
 func (h *entityAPI) delete(ctx *fasthttp.RequestCtx) {

@@ -2,10 +2,12 @@ package fast
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"svc/entity"
 	"svc/iam"
+	"svc/idempotency"
 	"svc/model"
 	"svc/platform/config"
 	"svc/search"
@@ -49,6 +52,12 @@ type entityEnv struct {
 	ents   storage.Entities
 	models storage.Models
 	svc    *entity.Service
+	// clock and reserved drive the Idempotency-Key service: the offset of
+	// its clock from time.Now, and a hook called once a key is reserved
+	// (nil: none). Tests set them before the requests they affect.
+	clock    *atomic.Int64
+	reserved *atomic.Pointer[func(key string)]
+	keys     *idempotency.Service
 }
 
 // newEntityPostgres creates a uniquely named database for one test and
@@ -63,15 +72,16 @@ func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv
 	var ms storage.Models
 	var es storage.Entities
 	var sr storage.Searcher
+	var ks storage.IdempotencyKeys
 	if engine == "postgres" {
 		db := newEntityPostgres(t)
-		ms, es, sr = db.Models(), db.Entities(), db.Search(time.Minute)
+		ms, es, sr, ks = db.Models(), db.Entities(), db.Search(time.Minute), db.IdempotencyKeys()
 	} else if engine == "sqlite" {
 		db := sqlitetest.Open(t)
-		ms, es, sr = db.Models(), db.Entities(), db.Search()
+		ms, es, sr, ks = db.Models(), db.Entities(), db.Search(), db.IdempotencyKeys()
 	} else {
 		me := memory.NewEntities()
-		ms, es, sr = memory.NewModels(), me, memory.NewSearch(me)
+		ms, es, sr, ks = memory.NewModels(), me, memory.NewSearch(me), me.Keys()
 	}
 	msvc := model.New(ms, nil)
 	// The search service compiles the condition bodies of delete-by-model
@@ -84,12 +94,22 @@ func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc})
+	env := &entityEnv{t: t, ents: es, models: ms, svc: esvc, clock: new(atomic.Int64), reserved: new(atomic.Pointer[func(string)])}
+	clock, reserved := env.clock, env.reserved
+	env.keys = idempotency.New(ks, idempotency.Options{
+		Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) },
+		Reserved: func(_ context.Context, _, key string) {
+			if f := reserved.Load(); f != nil {
+				(*f)(key)
+			}
+		},
+	})
+	s, err := New(cfg, Deps{Auth: entityTenantAuth{}, Model: msvc, Entities: esvc, Idempotency: env.keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, client := serveAPI(t, s)
-	return &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc}
+	env.base, env.client = serveAPI(t, s)
+	return env
 }
 
 type entityResp struct {

@@ -128,10 +128,6 @@ func (h *ndjsonAPI) create(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, err)
 		return
 	}
-	var body = ctx.RequestBodyStream()
-	if body == nil {
-		body = bytes.NewReader(ctx.PostBody())
-	}
 	// The read timeout bounds each chunk, not the whole stream: a
 	// gigabyte takes longer than any sensible request timeout.
 	before := func() {
@@ -141,31 +137,54 @@ func (h *ndjsonAPI) create(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	res, err := h.svc.CreateStream(dctx(ctx), actorOf(ctx), key, body, w, before)
-	if err != nil {
-		h.s.writeError(ctx, err)
-		return
-	}
+	var whole bool
+	h.s.idempotent(ctx, keyedWrite{stream: true, whole: &whole, encode: encodeStream, run: func(dc context.Context) bool {
+		res, err := h.svc.CreateStream(dc, actorOf(ctx), key, streamBody(ctx), w, before)
+		if err != nil {
+			h.s.writeError(ctx, err)
+			return false
+		}
+		ans := streamAnswerOf(res)
+		if whole = res.Err == nil; whole {
+			h.s.writeJSON(ctx, &ans)
+			return len(res.Chunks) > 0
+		}
+		committed := 0
+		if n := len(res.Chunks); n > 0 {
+			committed = res.Chunks[n-1].LastLine
+		}
+		e := *res.Err
+		e.Props = append(append([]apierr.Prop(nil), res.Err.Props...),
+			apierr.P("linesCommitted", committed), apierr.P("entitiesCreated", res.Entities), apierr.P("transactions", ans.Transactions))
+		if res.ErrLine > 0 && !hasProp(e.Props, "line") {
+			e.Props = append(e.Props, apierr.P("line", res.ErrLine))
+		}
+		// The rest of the body was not read: the connection cannot carry
+		// another request.
+		ctx.SetConnectionClose()
+		h.s.writeError(ctx, &e)
+		return len(res.Chunks) > 0
+	}})
+}
+
+// streamAnswerOf is the answer of a streamed create that went through.
+func streamAnswerOf(res *entity.StreamResult) streamAnswer {
 	ans := streamAnswer{EntitiesCreated: res.Entities, LinesRead: res.Lines, Transactions: make([]streamTx, len(res.Chunks))}
-	committed := 0
 	for i, c := range res.Chunks {
 		ans.Transactions[i] = streamTx{uuid.UUID(c.TxID).String(), c.FirstLine, c.LastLine, c.Entities}
-		committed = c.LastLine
 	}
-	if res.Err == nil {
-		h.s.writeJSON(ctx, &ans)
-		return
+	return ans
+}
+
+// encodeStream is the answer of a streamed create for its progress.
+func encodeStream(progress any) (int, []byte) {
+	if p, ok := progress.(*entity.StreamResult); ok {
+		ans := streamAnswerOf(p)
+		if b, err := json.Marshal(&ans); err == nil {
+			return fasthttp.StatusOK, b
+		}
 	}
-	e := *res.Err
-	e.Props = append(append([]apierr.Prop(nil), res.Err.Props...),
-		apierr.P("linesCommitted", committed), apierr.P("entitiesCreated", res.Entities), apierr.P("transactions", ans.Transactions))
-	if res.ErrLine > 0 && !hasProp(e.Props, "line") {
-		e.Props = append(e.Props, apierr.P("line", res.ErrLine))
-	}
-	// The rest of the body was not read: the connection cannot carry
-	// another request.
-	ctx.SetConnectionClose()
-	h.s.writeError(ctx, &e)
+	return fasthttp.StatusOK, nil
 }
 
 func hasProp(ps []apierr.Prop, k string) bool {

@@ -23,6 +23,7 @@ import (
 	"svc/help"
 	"svc/iam"
 	"svc/iam/federation"
+	"svc/idempotency"
 	"svc/model"
 	"svc/platform/config"
 	"svc/platform/switches"
@@ -67,6 +68,9 @@ type Deps struct {
 	Version string
 	// Entities is the entity API (/entity/…, stats); nil leaves it at 501.
 	Entities *entity.Service
+	// Idempotency serves the Idempotency-Key header of entity creates and
+	// transitions; nil ignores the header.
+	Idempotency *idempotency.Service
 	// Audit is the audit trail API (/audit/…); nil leaves it at 501.
 	Audit *audit.Service
 	// Ready reports whether storage is up, for /readyz.

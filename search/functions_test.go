@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"sort"
 	"strings"
+	"svc/internal/await"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -215,8 +216,12 @@ func TestAsyncFunctionPrincipal(t *testing.T) {
 	t.Parallel()
 	e := newEngines(t, 60)
 	jobs := memory.NewSearchJobs()
+	// The pre-made job's heartbeat is an hour old, so a 30 min staleness
+	// claims it at the first sweep; a shorter one let this node claim its
+	// own running jobs whenever a loaded machine delayed a heartbeat past
+	// it, until MaxAttempts failed them ("executor lost repeatedly").
 	s := New(e.mem.models, e.mem.searcher, jobs, Options{Workers: 1, Queue: 4, MaxPerTenant: 4, Heartbeat: 20 * time.Millisecond,
-		StaleAfter: 80 * time.Millisecond, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Hour,
+		StaleAfter: 30 * time.Minute, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: time.Hour,
 		OnBackgroundErr: func(what string, err error) { t.Errorf("%s: %v", what, err) }})
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -255,22 +260,15 @@ func TestAsyncFunctionPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range [][16]byte{stale, own} {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		j := await.Value(t, await.Long, func() (*storage.SearchJob, bool) {
 			j, err := jobs.GetJob(ctx, e.tenant, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j.Status == storage.JobSuccessful {
-				if j.Count != int64(want) {
-					t.Fatalf("job counted %d, Go counts %d", j.Count, want)
-				}
-				break
-			}
-			if j.Status != storage.JobRunning || time.Now().After(deadline) {
-				t.Fatalf("job %+v", j)
-			}
-			time.Sleep(10 * time.Millisecond)
+			return j, j.Status != storage.JobRunning
+		}, "job %x to finish", id)
+		if j.Status != storage.JobSuccessful || j.Count != int64(want) {
+			t.Fatalf("job %+v; Go counts %d", j, want)
 		}
 	}
 	mu.Lock()

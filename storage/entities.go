@@ -111,6 +111,9 @@ type Tx struct {
 	// the events already written, keeping (entity, transaction, seq)
 	// unique and the trail in order.
 	AuditSeq int
+	// Idempotency, when set, writes the answer of a keyed request on its
+	// key in this transaction (storage/idempotency.go).
+	Idempotency *KeyStamp
 }
 
 // StateCount is the number of live entities of a model in one state.

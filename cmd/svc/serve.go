@@ -172,6 +172,8 @@ func serve() int {
 		entity.WithGroupMax(cfg.StatsGroupMax), entity.WithMaxPerRequest(cfg.MaxEntitiesPerRequest), entity.WithXML(entity.XMLToJSON),
 		entity.WithWorkflow(ew), entity.WithConditions(searchSvc),
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
+	idem, stopIdem := startIdempotency(cfg, st.Keys, log)
+	defer stopIdem()
 	deps := fast.Deps{
 		Telemetry:  tel,
 		Metrics:    metricSet,
@@ -184,11 +186,12 @@ func serve() int {
 		Models:     st.Models,
 		Model:      modelSvc,
 
-		Entities:  entitySvc,
-		Search:    searchSvc,
-		Messages:  st.Messages,
-		Audit:     audit.New(st.Audits, st.Entities),
-		SQLSchema: sqlSchemaService(cfg, st),
+		Entities:    entitySvc,
+		Idempotency: idem,
+		Search:      searchSvc,
+		Messages:    st.Messages,
+		Audit:       audit.New(st.Audits, st.Entities),
+		SQLSchema:   sqlSchemaService(cfg, st),
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,

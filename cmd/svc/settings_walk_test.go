@@ -75,7 +75,7 @@ var settingEffects = map[string]string{
 	"SVC_AUTH_CACHE_RECONCILE_INTERVAL": "TestReconcileLoopRunsAndStops",
 	"SVC_OAUTH_MAX_FAILURES_PER_CLIENT": "TestClientAuthThrottle", "SVC_OAUTH_MAX_FAILURES_PER_ADDRESS": "TestClientAuthThrottle",
 	"SVC_OAUTH_FAILURE_WINDOW":     "TestPerClientLimitAndWindow",
-	"SVC_MAX_ENTITIES_PER_REQUEST": "TestEntitiesPerRequestCap", "SVC_SQL_QUERY_TIMEOUT": "TestSQLQueryTimeout",
+	"SVC_MAX_ENTITIES_PER_REQUEST": "TestEntitiesPerRequestCap", "SVC_IDEMPOTENCY_RETENTION": "TestIdempotencyKey", "SVC_SQL_QUERY_TIMEOUT": "TestSQLQueryTimeout",
 	"SVC_CLUSTER_ENABLED": "TestClusterLockOnOneNodeSeenByTheNextWriteOnAnother",
 	"SVC_NODE_ID":         "TestClusterSchedulersFireEachTaskOnce", "SVC_NODE_ADDR": "TestGossipMembershipBusAndTags",
 	"SVC_GRPC_NODE_ADDR": "", "SVC_GOSSIP_ADDR": "TestClusterWrongHMACSecretCannotJoin", "SVC_GOSSIP_STABILITY_WINDOW": "TestGossipWaitsForStabilityWindow",

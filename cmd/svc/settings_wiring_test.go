@@ -12,6 +12,7 @@ import (
 	"svc/platform/netguard"
 	"svc/scheduler"
 	"svc/search"
+	"svc/storage/memory"
 	"svc/storage/postgres"
 	"svc/storage/sqlite"
 )
@@ -48,6 +49,8 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 
 		"SVC_CHANGEFEED_RETENTION": "5h", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "77", "SVC_CHANGEFEED_SUBSCRIPTION_TTL": "6h",
 		"SVC_CHANGEFEED_SWEEP_INTERVAL": "7s",
+
+		"SVC_IDEMPOTENCY_RETENTION": "7h",
 	}
 	cfg, err := config.Load(config.Source{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -69,6 +72,12 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 	if got, want := sqliteOptions(cfg), (sqlite.Options{Path: "/var/lib/svc/x.db", AutoMigrate: false, BusyTimeout: 47 * time.Second,
 		CacheSizeKiB: 4321, SearchScanLimit: 99}); got != want {
 		t.Errorf("sqlite options:\n got %+v\nwant %+v", got, want)
+	}
+
+	idem, stopIdem := startIdempotency(cfg, memory.NewEntities().Keys(), log)
+	stopIdem()
+	if got := idem.Retention(); got != 7*time.Hour {
+		t.Errorf("idempotency: SVC_IDEMPOTENCY_RETENTION reached it as %s, want 7h", got)
 	}
 
 	so := searchOptions(cfg, log)

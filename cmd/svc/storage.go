@@ -49,6 +49,8 @@ type stores struct {
 	Subscriptions storage.Subscriptions
 	// Webhooks holds webhook subscriptions' secrets and delivery state.
 	Webhooks storage.Webhooks
+	// Keys are the idempotency keys Entities stamps in its commits.
+	Keys storage.IdempotencyKeys
 	// Ready reports whether storage can serve, for /readyz.
 	Ready func() bool
 	// Pool snapshots the connection pool for /metrics (nil on memory).
@@ -109,6 +111,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Models:     modelStore(cfg, db.Models()),
 			Entities:   db.Entities(),
 			Changes:    db.Changes(), Subscriptions: db.Subscriptions(), Webhooks: db.Webhooks(),
+			Keys:   db.IdempotencyKeys(),
 			Audits: db.Audits(),
 			Tasks:  db.Tasks(),
 			IAM:    iamStores,
@@ -143,6 +146,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			Models:   modelStore(cfg, db.Models()),
 			Entities: db.Entities(), Audits: db.Audits(), Tasks: db.Tasks(),
 			Changes: db.Changes(), Subscriptions: db.Subscriptions(), Webhooks: db.Webhooks(),
+			Keys:   db.IdempotencyKeys(),
 			IAM:    db.IAMStores(),
 			Search: search, SearchJobs: db.SearchJobs(), Messages: db.Messages(),
 			StreamConfigs: db.StreamConfigs(), StreamIndexes: db.StreamIndexes(),
@@ -164,7 +168,7 @@ func openStorage(cfg *config.Config) (*stores, error) {
 			closeStore = ents.TuneGC(100, time.Second)
 		}
 		return &stores{SQLSchemas: sqlStore, SQLRunner: sqlStore, Models: memory.NewModels(), Entities: ents, Audits: ents.Audits(), Tasks: ents.Tasks(), IAM: memory.NewIAMStores(),
-			Changes: ents.Changes(), Subscriptions: memory.NewSubscriptions(), Webhooks: memory.NewWebhooks(), Ready: func() bool { return true }, Close: closeStore,
+			Changes: ents.Changes(), Subscriptions: memory.NewSubscriptions(), Webhooks: memory.NewWebhooks(), Keys: ents.Keys(), Ready: func() bool { return true }, Close: closeStore,
 			Search: memory.NewSearch(ents), SearchJobs: memory.NewSearchJobs(), Messages: memory.NewMessages(),
 			StreamConfigs: memory.NewStreamConfigs(), StreamIndexes: memory.NewStreamIndexes()}, nil
 	}

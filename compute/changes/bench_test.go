@@ -47,7 +47,7 @@ func BenchmarkEncode(b *testing.B) {
 	})
 }
 
-// BenchmarkCommitToSubscriber: four writers create entities at a steady
+// BenchmarkCommitToSubscriber: eight writers create entities at a steady
 // total rate (1,000 and 10,000 events/s, paced by tickers; the rate
 // reached is reported) and one gRPC subscriber on loopback, acking every
 // 64th event, measures the time from each commit's emission instant to
@@ -87,7 +87,7 @@ func BenchmarkCommitToSubscriber(b *testing.B) {
 				}
 			}()
 			// Writers: a ticker paces batches so the total rate holds.
-			const writers = 4
+			const writers = 8
 			per := time.Second / time.Duration(rate) * writers
 			b.ResetTimer()
 			start := time.Now()

@@ -134,7 +134,7 @@ func (s *Server) Stream(stream cfpb.EntityChangeService_StreamServer) error {
 	if err := stream.Send(ok); err != nil {
 		return err
 	}
-	ss := &session{s: s, d: d, stream: stream, ctx: ctx, cancel: cancel, window: a.Window, acked: start, stored: start,
+	ss := &session{s: s, d: d, stream: stream, ctx: ctx, cancel: cancel, window: a.Window, lastSent: start, acked: start, stored: start,
 		room: make(chan struct{}, 1), persist: make(chan struct{}, 1), done: make(chan struct{})}
 	go ss.receive()
 	var persisted sync.WaitGroup
@@ -175,11 +175,17 @@ func (s *Server) recvAttach(stream cfpb.EntityChangeService_StreamServer) (*Atta
 	if r.err != nil {
 		return nil, r.err
 	}
-	if r.msg.GetType() != TypeAttachRequest {
-		return nil, invalid("the first message must be %s, not %q", TypeAttachRequest, r.msg.GetType())
+	return parseAttach(r.msg)
+}
+
+// parseAttach reads and checks an attach message; every failure is
+// InvalidArgument.
+func parseAttach(msg *ce.CloudEvent) (*Attach, error) {
+	if msg.GetType() != TypeAttachRequest {
+		return nil, invalid("the first message must be %s, not %q", TypeAttachRequest, msg.GetType())
 	}
 	var a Attach
-	if err := wire.Decode(r.msg, &a); err != nil {
+	if err := wire.Decode(msg, &a); err != nil {
 		return nil, invalid("%s: %v", TypeAttachRequest, err)
 	}
 	if a.SubscriptionID == "" {
@@ -244,22 +250,31 @@ func (ss *session) receive() {
 	}
 }
 
-func (ss *session) ack(msg *ce.CloudEvent) error {
+// parseAck reads an ack message; every failure is InvalidArgument.
+func parseAck(msg *ce.CloudEvent) (storage.ChangeCursor, error) {
 	if msg.GetType() != TypeAckRequest {
-		return invalid("expected %s, not %q", TypeAckRequest, msg.GetType())
+		return storage.ChangeCursor{}, invalid("expected %s, not %q", TypeAckRequest, msg.GetType())
 	}
 	var a Ack
 	if err := wire.Decode(msg, &a); err != nil {
-		return invalid("%s: %v", TypeAckRequest, err)
+		return storage.ChangeCursor{}, invalid("%s: %v", TypeAckRequest, err)
 	}
 	c, err := storage.ParseChangeCursor(a.Cursor)
 	if err != nil {
-		return invalid("%s: %v", TypeAckRequest, err)
+		return storage.ChangeCursor{}, invalid("%s: %v", TypeAckRequest, err)
+	}
+	return c, nil
+}
+
+func (ss *session) ack(msg *ce.CloudEvent) error {
+	c, err := parseAck(msg)
+	if err != nil {
+		return err
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.lastSent.Less(c) {
-		return invalid("%s: cursor %s is past the last event sent (%s)", TypeAckRequest, a.Cursor, ss.lastSent)
+		return invalid("%s: cursor %s is past the last event sent (%s)", TypeAckRequest, c, ss.lastSent)
 	}
 	if !ss.acked.Less(c) {
 		return nil // older than an ack already received

@@ -60,6 +60,8 @@ func TestCatalogue(t *testing.T) {
 		{SQLSchemaLimitReached, "SQL_SCHEMA_LIMIT_REACHED", 409, codes.ResourceExhausted, false},
 		{SQLSchemaInUse, "SQL_SCHEMA_IN_USE", 409, codes.FailedPrecondition, false},
 		{SearchJobAlreadyTerminal, "SEARCH_JOB_ALREADY_TERMINAL", 400, codes.FailedPrecondition, false},
+		{IdempotencyConflict, "IDEMPOTENCY_CONFLICT", 409, codes.Aborted, true},
+		{IdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED", 422, codes.InvalidArgument, false},
 		{InvalidChangeLevel, "INVALID_CHANGE_LEVEL", 400, codes.InvalidArgument, false},
 		{IncompatibleType, "INCOMPATIBLE_TYPE", 400, codes.InvalidArgument, false},
 		{PolymorphicSlot, "POLYMORPHIC_SLOT", 400, codes.InvalidArgument, false},

@@ -24,8 +24,10 @@ type Config struct {
 	MaxStateVisits        int
 	StatsGroupMax         int
 	MaxEntitiesPerRequest int
-	TLSCertFile           string
-	TLSKeyFile            string
+	// IdempotencyRetention is how long an Idempotency-Key answers repeats.
+	IdempotencyRetention time.Duration
+	TLSCertFile          string
+	TLSKeyFile           string
 	// Extensions (operations): listener addresses, body cap, log shape.
 	HTTPBindAddress  string
 	GRPCBindAddress  string

@@ -96,6 +96,9 @@ func oneOf(name, v string, allowed ...string) *Error {
 }
 
 func (c *Config) validateServer() *Error {
+	if c.IdempotencyRetention <= 0 {
+		return errf("SVC_IDEMPOTENCY_RETENTION", "must be above 0, got %s", c.IdempotencyRetention)
+	}
 	if c.ContextPath != "" && !strings.HasPrefix(c.ContextPath, "/") {
 		return errf("SVC_CONTEXT_PATH", "must start with / or be empty, got %q", c.ContextPath)
 	}

@@ -137,6 +137,7 @@ func Vars(c *Config) []Var {
 		flag(&c.SuppressBanner, "SVC_SUPPRESS_BANNER", "http", "false", "suppress the startup banner (CI and tests)"),
 		num(&c.MaxStateVisits, "SVC_MAX_STATE_VISITS", "http", "10", "workflow cascade visits per state"),
 		num(&c.MaxEntitiesPerRequest, "SVC_MAX_ENTITIES_PER_REQUEST", "http", "10000", "extension: most entities one create (array body), collection create or collection update request may carry; more answer 413 `TOO_MANY_ENTITIES`, nothing written; 0 or below means the default"),
+		dur(&c.IdempotencyRetention, "SVC_IDEMPOTENCY_RETENTION", "http", "24h", "extension: how long an `Idempotency-Key` of an entity create or transition replays its first answer; above 0"),
 		num(&c.StatsGroupMax, "SVC_STATS_GROUP_MAX", "http", "10000", "grouped-stats cardinality and cap on its limit; 0 or below means the default"),
 		str(&c.TLSCertFile, "SVC_TLS_CERT_FILE", "http", "", "PEM certificate for TLS on the HTTP and gRPC listeners; needs SVC_TLS_KEY_FILE"),
 		str(&c.TLSKeyFile, "SVC_TLS_KEY_FILE", "http", "", "PEM private key for TLS; needs SVC_TLS_CERT_FILE"),

@@ -52,6 +52,8 @@ type Entities struct {
 	docBytes atomic.Int64
 	// changes is the change feed's log (changes.go).
 	changes changeLog
+	// keys are the idempotency keys (idempotency.go).
+	keys keyTable
 }
 
 const shardCount = 64
@@ -561,6 +563,20 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 			inner()
 		}
 	}
+	if tx.Idempotency != nil {
+		s.keys.mu.Lock()
+		if !s.keys.checkStamp(tx) {
+			s.keys.mu.Unlock()
+			unlock()
+			undo()
+			return time.Time{}, storage.ErrConflict
+		}
+		inner := unlock
+		unlock = func() {
+			s.keys.mu.Unlock()
+			inner()
+		}
+	}
 	keyed := storage.TouchesClaims(tx)
 	if keyed {
 		if err := checkClaims(tx, recs); err != nil {
@@ -633,6 +649,9 @@ func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error
 	}
 	if len(tx.Tasks) > 0 {
 		s.tasks.applyTasks(tx)
+	}
+	if tx.Idempotency != nil {
+		s.keys.applyStamp(tx)
 	}
 	unlock()
 	return time.Unix(0, at).UTC(), nil

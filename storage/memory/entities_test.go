@@ -14,3 +14,10 @@ func TestEntitiesContract(t *testing.T) {
 func TestUniqueContract(t *testing.T) {
 	storagetest.Unique(t, func(*testing.T) storage.Entities { return NewEntities() })
 }
+
+func TestIdempotencyKeysContract(t *testing.T) {
+	storagetest.IdempotencyKeys(t, func(*testing.T) (storage.Entities, storage.IdempotencyKeys) {
+		s := NewEntities()
+		return s, s.Keys()
+	})
+}

@@ -16,3 +16,10 @@ func TestSubscriptionsContract(t *testing.T) {
 	db := openTest(t)
 	storagetest.SubscriptionStore(t, func(*testing.T) storage.Subscriptions { return db.Subscriptions() })
 }
+
+func TestIdempotencyKeysContract(t *testing.T) {
+	db := openTest(t)
+	storagetest.IdempotencyKeys(t, func(*testing.T) (storage.Entities, storage.IdempotencyKeys) {
+		return db.Entities(), db.IdempotencyKeys()
+	})
+}

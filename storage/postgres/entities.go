@@ -234,6 +234,9 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 	if err := writeChanges(ctx, ptx, tx, now); err != nil {
 		return time.Time{}, err
 	}
+	if err := writeKey(ctx, ptx, tx); err != nil {
+		return time.Time{}, err
+	}
 	if err := storage.Fault(ctx, "written"); err != nil {
 		return time.Time{}, err
 	}
@@ -248,7 +251,7 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 // removal, no unique key): the statement, its arguments and the commit
 // instant. Such creates go through group commit.
 func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
-	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete || len(tx.Changes) > 0 ||
+	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete || len(tx.Changes) > 0 || tx.Idempotency != nil ||
 		!upsertsOnly(tx.Tasks) || storage.TouchesClaims(tx) {
 		return "", nil, 0, false
 	}

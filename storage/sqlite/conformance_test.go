@@ -94,3 +94,11 @@ func TestSubscriptionsContract(t *testing.T) {
 	t.Parallel()
 	storagetest.SubscriptionStore(t, func(t *testing.T) storage.Subscriptions { return openTest(t).Subscriptions() })
 }
+
+func TestIdempotencyKeysContract(t *testing.T) {
+	t.Parallel()
+	storagetest.IdempotencyKeys(t, func(t *testing.T) (storage.Entities, storage.IdempotencyKeys) {
+		db := openTest(t)
+		return db.Entities(), db.IdempotencyKeys()
+	})
+}

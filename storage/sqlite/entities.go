@@ -168,6 +168,9 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 	if err := writeChanges(w, tx, at); err != nil {
 		return 0, err
 	}
+	if err := writeKey(w, tx); err != nil {
+		return 0, err
+	}
 	if err := storage.Fault(ctx, "audited"); err != nil {
 		return 0, err
 	}
