@@ -11,7 +11,10 @@ import (
 
 const (
 	corsAllowMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
-	corsAllowHeaders = "Authorization, Content-Type, traceparent, tracestate"
+	// Last-Event-ID: a browser's EventSource sends it when it reconnects
+	// to a change stream, and it is no CORS-safelisted header, so a
+	// cross-origin reconnect is preflighted and needs it allowed.
+	corsAllowHeaders = "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate"
 	corsMaxAge       = "86400"
 )
 

@@ -179,7 +179,8 @@ func TestCORS(t *testing.T) {
 			}
 			if string(pre.Header.Peek("Access-Control-Allow-Methods")) != corsAllowMethods ||
 				string(pre.Header.Peek("Access-Control-Max-Age")) != "86400" ||
-				!strings.Contains(string(pre.Header.Peek("Access-Control-Allow-Headers")), "Authorization") {
+				!strings.Contains(string(pre.Header.Peek("Access-Control-Allow-Headers")), "Authorization") ||
+				!strings.Contains(string(pre.Header.Peek("Access-Control-Allow-Headers")), "Last-Event-ID") {
 				t.Error("preflight headers missing")
 			}
 			if !strings.Contains(string(resp.Header.Peek("Vary")), "Origin") {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -475,5 +476,74 @@ func TestWebhookTimeout(t *testing.T) {
 	}, "the silent receiver was never marked failing")
 	if !strings.Contains(s.Webhook.Status.LastError, "timed out") {
 		t.Fatalf("last error %q", s.Webhook.Status.LastError)
+	}
+}
+
+// TestWebhookLease: on memory, SQLite and PostgreSQL, one node at a time
+// holds a webhook subscription's delivery lease: another node's claim
+// fails while it runs, succeeds once it expired or was given up, and a
+// renewal by the holder keeps it; a deleted subscription's lease is
+// NOT_FOUND.
+func TestWebhookLease(t *testing.T) {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			var st storage.Webhooks
+			switch engine {
+			case "postgres":
+				st = newEntityPostgres(t).Webhooks()
+			case "sqlite":
+				st = sqlitetest.Open(t).Webhooks()
+			default:
+				st = memory.NewWebhooks()
+			}
+			ctx := context.Background()
+			if err := st.CreateWebhook(ctx, &storage.Webhook{Tenant: "t1", ID: "s1", Secret: "whsec_AAAA"}); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Unix(1_700_000_000, 0)
+			claim := func(owner string, now time.Time) bool {
+				t.Helper()
+				ok, err := st.ClaimWebhook(ctx, "t1", "s1", owner, now, now.Add(30*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			if !claim("a", t0) || claim("b", t0.Add(time.Second)) || !claim("a", t0.Add(10*time.Second)) {
+				t.Fatal("a holds, b is refused, a renews")
+			}
+			if claim("b", t0.Add(39*time.Second)) || !claim("b", t0.Add(40*time.Second)) || claim("a", t0.Add(41*time.Second)) {
+				t.Fatal("b takes an expired lease only")
+			}
+			if err := st.ReleaseWebhook(ctx, "t1", "s1", "a"); err != nil || claim("a", t0.Add(42*time.Second)) {
+				t.Fatal("a cannot give b's lease up")
+			}
+			if err := st.ReleaseWebhook(ctx, "t1", "s1", "b"); err != nil || !claim("a", t0.Add(43*time.Second)) {
+				t.Fatal("a given-up lease is free")
+			}
+			// The state round-trips without touching the secret.
+			at := t0.Add(time.Minute).UTC()
+			if err := st.RecordWebhook(ctx, &storage.Webhook{Tenant: "t1", ID: "s1", ConsecutiveFailures: 3, Failing: true,
+				LastError: "HTTP 500", LastAttemptAt: at, NextAttemptAt: at.Add(time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+			w, err := st.GetWebhook(ctx, "t1", "s1")
+			if err != nil || w.Secret != "whsec_AAAA" || w.ConsecutiveFailures != 3 || !w.Failing || w.LastError != "HTTP 500" ||
+				!w.LastAttemptAt.Equal(at) || !w.NextAttemptAt.Equal(at.Add(time.Second)) {
+				t.Fatalf("state %+v %v", w, err)
+			}
+			if err := st.CreateWebhook(ctx, &storage.Webhook{Tenant: "t1", ID: "s1", Secret: "x"}); !errors.Is(err, storage.ErrExists) {
+				t.Fatalf("second create: %v", err)
+			}
+			if err := st.DeleteWebhook(ctx, "t1", "s1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.ClaimWebhook(ctx, "t1", "s1", "a", t0, t0); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("claim after delete: %v", err)
+			}
+			if _, err := st.GetWebhook(ctx, "t1", "s1"); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("get after delete: %v", err)
+			}
+		})
 	}
 }
