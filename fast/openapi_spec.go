@@ -107,6 +107,9 @@ func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
 		ps = append(ps, param("path", name, pd.desc, schema, true))
 	}
 	ps = append(ps, d.params...)
+	if idempotentOps[r.OpID] {
+		ps = append(ps, idempotencyKeyParam())
+	}
 	if len(ps) > 0 {
 		op["parameters"] = ps
 	}
