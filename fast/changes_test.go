@@ -48,7 +48,14 @@ type feedEnv struct {
 // newFeedEnv serves the entity, model and change-feed APIs over one
 // engine, wired as cmd/svc wires them: the entity service writes through
 // the Recorder, whose commits wake the hub.
-func newFeedEnv(t *testing.T, engine string) *feedEnv {
+func newFeedEnv(t testing.TB, engine string) *feedEnv {
+	t.Helper()
+	return newFeedEnvRecording(t, engine, true)
+}
+
+// newFeedEnvRecording is newFeedEnv; with record false the entity service
+// writes to the engine directly (no Recorder), as a baseline.
+func newFeedEnvRecording(t testing.TB, engine string, record bool) *feedEnv {
 	t.Helper()
 	var ms storage.Models
 	var ents storage.Entities
@@ -72,7 +79,11 @@ func newFeedEnv(t *testing.T, engine string) *feedEnv {
 	hub.Start()
 	msvc := model.New(ms, nil)
 	eng := &workflow.Engine{Criteria: workflow.NewPredicateCriteria(0), Log: slog.New(slog.DiscardHandler)}
-	esvc := entity.New(rec, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)))
+	var write storage.Entities = rec
+	if !record {
+		write = ents
+	}
+	esvc := entity.New(write, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)))
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -95,7 +106,7 @@ type sseEvent struct {
 
 // sseStream reads a text/event-stream over a plain HTTP client.
 type sseStream struct {
-	t      *testing.T
+	t      testing.TB
 	resp   *http.Response
 	events chan sseEvent
 	cancel context.CancelFunc
@@ -123,7 +134,7 @@ func (e *feedEnv) open(tenant, path string, hdr ...string) *sseStream {
 		cancel()
 		e.t.Fatalf("stream %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	s := &sseStream{t: e.t.(*testing.T), resp: resp, events: make(chan sseEvent, 1000), cancel: cancel}
+	s := &sseStream{t: e.t, resp: resp, events: make(chan sseEvent, 1000), cancel: cancel}
 	attached := make(chan struct{})
 	go func() {
 		defer close(s.events)
