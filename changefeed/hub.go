@@ -110,8 +110,17 @@ func (h *Hub) stopNow() {
 // Stopped is closed when the hub stops.
 func (h *Hub) Stopped() <-chan struct{} { return h.stop }
 
-// Notify wakes the tail: something was committed.
+// Notify wakes the tail: something was committed. While nothing is
+// attached the tail rests (it resumes from the head at the next attach,
+// which notifies itself), so a commit does not wake it: waking a parked
+// goroutine on every create cost more CPU than recording the event.
 func (h *Hub) Notify() {
+	h.mu.Lock()
+	idle := h.attached == 0
+	h.mu.Unlock()
+	if idle {
+		return
+	}
 	select {
 	case h.wake <- struct{}{}:
 	default:

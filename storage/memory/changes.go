@@ -15,7 +15,9 @@ import (
 type changeLog struct {
 	mu  sync.RWMutex
 	seq int64
-	evs []storage.ChangeEvent
+	// evs holds pointers: appending to a long log copies 8 bytes an
+	// event when the slice grows, not the whole event.
+	evs []*storage.ChangeEvent
 }
 
 // Changes returns the change log Commit writes.
@@ -58,7 +60,7 @@ func (l *changeLog) append(tx *storage.Tx, at int64) {
 			c.BodyAfter = nil
 		}
 		l.seq++
-		l.evs = append(l.evs, storage.ChangeEvent{Cursor: storage.ChangeCursor{Lo: l.seq}, Tenant: tx.Tenant, TxID: tx.ID,
+		l.evs = append(l.evs, &storage.ChangeEvent{Cursor: storage.ChangeCursor{Lo: l.seq}, Tenant: tx.Tenant, TxID: tx.ID,
 			EmittedAt: time.Unix(0, at).UTC(), Change: c})
 	}
 	l.mu.Unlock()
@@ -77,7 +79,7 @@ func (l *changeLog) ReadChanges(ctx context.Context, q storage.ChangeQuery) ([]s
 	defer l.mu.RUnlock()
 	var out []storage.ChangeEvent
 	for i := l.from(q.After); i < len(l.evs) && len(out) < q.Limit; i++ {
-		e := &l.evs[i]
+		e := l.evs[i]
 		if (q.Tenant != "" && e.Tenant != q.Tenant) || (q.Model != nil && e.Model != *q.Model) {
 			continue
 		}
@@ -96,7 +98,7 @@ func (l *changeLog) ChangeCursorAt(_ context.Context, tenant string, model stora
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for i := range l.evs {
-		e := &l.evs[i]
+		e := l.evs[i]
 		if e.Tenant == tenant && e.Model == model && !e.EmittedAt.Before(t) {
 			return storage.ChangeCursor{Lo: e.Cursor.Lo - 1}, nil
 		}
@@ -110,7 +112,7 @@ func (l *changeLog) ChangeLag(_ context.Context, tenant string, model storage.Mo
 	var n int64
 	var oldest time.Time
 	for i := l.from(after); i < len(l.evs); i++ {
-		e := &l.evs[i]
+		e := l.evs[i]
 		if e.Tenant == tenant && e.Model == model {
 			if n == 0 {
 				oldest = e.EmittedAt
@@ -141,7 +143,7 @@ func (l *changeLog) PruneChanges(_ context.Context, before time.Time, keep int64
 				drop[i] = true
 			}
 		}
-		kept := make([]storage.ChangeEvent, 0, len(evs))
+		kept := make([]*storage.ChangeEvent, 0, len(evs))
 		for i := range evs {
 			if !drop[i] {
 				kept = append(kept, evs[i])
