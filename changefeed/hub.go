@@ -222,7 +222,8 @@ func (l *Live) Close() {
 }
 
 // AttachLive starts a live-only stream of tenant's events passing f, from
-// now on. The model joins the watched set for as long as it runs.
+// now on. The model joins the watched set, of every node in a cluster
+// (livecast.go), for as long as it runs.
 func (h *Hub) AttachLive(ctx context.Context, tenant string, f *Filter, includeBody string) (*Live, error) {
 	select {
 	case <-h.stop:

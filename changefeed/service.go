@@ -33,7 +33,12 @@ type Options struct {
 	// Announce tells the other nodes that the subscriptions changed (the
 	// cluster bus); nil on one node.
 	Announce func()
-	Log      *slog.Logger
+	// AnnounceLive tells the other nodes that the models this node's live
+	// streams watch changed (a model's first live stream attached here, or
+	// its last ended): cmd/svc publishes LiveAnnouncement on the cluster
+	// bus. nil on one node.
+	AnnounceLive func()
+	Log          *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Webhook is the webhook door's settings (webhook.go).
@@ -50,6 +55,10 @@ type Service struct {
 	mu     sync.Mutex
 	stored map[watchKey]watch
 	live   map[watchKey]int
+	// remote holds the live keys other nodes announced, by node id, and
+	// seq the last sequence number this node announced (livecast.go).
+	remote map[string]remoteLive
+	seq    int64
 	// kick wakes the webhook deliverer of this node, when one runs.
 	kick atomic.Pointer[func()]
 }
@@ -73,7 +82,8 @@ func New(subs storage.Subscriptions, log storage.ChangeLog, w *Watched, opt Opti
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	opt.Webhook.defaults()
-	return &Service{subs: subs, log: log, watched: w, opt: opt, stored: map[watchKey]watch{}, live: map[watchKey]int{}}
+	return &Service{subs: subs, log: log, watched: w, opt: opt, stored: map[watchKey]watch{}, live: map[watchKey]int{},
+		remote: map[string]remoteLive{}}
 }
 
 // Log is the change log the service reads.
@@ -105,28 +115,39 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.stored = m
-	s.watched.replace(s.stored, s.live)
+	s.install()
 	s.mu.Unlock()
 	return nil
 }
 
 // attachLive counts a live stream on model in the watched set until the
-// returned func is called.
+// returned func is called. The first live stream on a key and the end of
+// the last one are announced to the other nodes (AnnounceLive), which
+// then record the model too.
 func (s *Service) attachLive(tenant string, m storage.ModelKey) (detach func()) {
 	k := watchKey{tenant, m.Name, m.Version}
 	s.mu.Lock()
 	s.live[k]++
-	s.watched.replace(s.stored, s.live)
+	first := s.live[k] == 1
+	s.install()
 	s.mu.Unlock()
+	if first && s.opt.AnnounceLive != nil {
+		s.opt.AnnounceLive()
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
+			last := false
 			if s.live[k]--; s.live[k] <= 0 {
 				delete(s.live, k)
+				last = true
 			}
-			s.watched.replace(s.stored, s.live)
+			s.install()
 			s.mu.Unlock()
+			if last && s.opt.AnnounceLive != nil {
+				s.opt.AnnounceLive()
+			}
 		})
 	}
 }

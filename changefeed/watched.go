@@ -23,12 +23,11 @@ type watch struct {
 // load and, when anything is watched at all, one map lookup — no database
 // work. It is rebuilt whole from the subscription store (Service.Sync) on
 // this node's subscription changes, when another node announces one, and
-// periodically as a backstop.
+// periodically as a backstop; and it holds the models of the live streams
+// attached to any node of the cluster (stored nowhere: each node announces
+// its own, livecast.go).
 type Watched struct {
 	m atomic.Pointer[map[watchKey]watch]
-	// live counts live-only streams per key (they are stored nowhere, so
-	// the store cannot tell the set about them).
-	live atomic.Pointer[map[watchKey]int]
 }
 
 func (w *Watched) lookup(tenant string, m storage.ModelKey) (watch, bool) {
@@ -47,7 +46,7 @@ func (w *Watched) empty() bool {
 }
 
 // replace installs the set computed from stored subscriptions plus the
-// live streams attached here.
+// live streams attached here or announced by other nodes.
 func (w *Watched) replace(stored map[watchKey]watch, live map[watchKey]int) {
 	m := make(map[watchKey]watch, len(stored)+len(live))
 	for k, v := range stored {

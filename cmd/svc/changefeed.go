@@ -20,11 +20,21 @@ const (
 	// topicFeedCommitted: a node committed events; every node's hub reads
 	// the log now instead of at its next poll.
 	topicFeedCommitted = "changefeed.committed"
+	// topicFeedLive: a node's live streams watch these models
+	// (changefeed.LiveAnnouncement, with a lease); every other node
+	// records them until the lease lapses or the node announces otherwise.
+	topicFeedLive = "changefeed.live"
 )
 
 const (
 	feedSyncInterval  = time.Minute // the watched set's full sync, a backstop for lost announcements
 	feedAnnounceEvery = 50 * time.Millisecond
+	// A node with live streams re-announces their models every
+	// feedLiveRefresh; a receiver keeps them for feedLiveLease without a
+	// newer announcement (three refreshes may be lost), so a dead node's
+	// models stop being recorded within a lease and a check.
+	feedLiveRefresh = 5 * time.Second
+	feedLiveLease   = 20 * time.Second
 )
 
 // feedOptions are the change feed's settings (config.changefeed).
@@ -65,7 +75,17 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	}
 	opts := feedOptions(cfg, log, announce)
 	opts.Webhook = webhookOptions(cfg, st)
-	svc := changefeed.New(st.Subscriptions, st.Changes, w, opts)
+	var svc *changefeed.Service
+	self := cl.Self().ID
+	announceLive := func(hello bool) {
+		if err := cl.Publish(topicFeedLive, svc.LiveAnnouncement(self, feedLiveLease, hello)); err != nil {
+			log.Warn("changefeed: announcing live streams", "error", err)
+		}
+	}
+	if cfg.ClusterEnabled {
+		opts.AnnounceLive = func() { announceLive(false) }
+	}
+	svc = changefeed.New(st.Subscriptions, st.Changes, w, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 	err := svc.Sync(ctx)
 	cancel()
@@ -96,18 +116,42 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 		}
 	})
 	unsubc := cl.Subscribe(topicFeedCommitted, func([]byte) { hub.Notify() })
+	unsubl := func() {}
+	if cfg.ClusterEnabled {
+		unsubl = cl.Subscribe(topicFeedLive, func(b []byte) {
+			hello, err := svc.ApplyLive(self, b)
+			if err != nil {
+				log.Warn("changefeed: live announcement", "error", err)
+			}
+			if hello && svc.HasLive() {
+				announceLive(false)
+			}
+		})
+		// This node knows no other node's live streams yet: ask.
+		announceLive(true)
+	}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		sync := time.NewTicker(feedSyncInterval)
 		sweep := time.NewTicker(cfg.ChangeFeedSweepInterval)
+		live := time.NewTicker(feedLiveRefresh)
 		defer sync.Stop()
 		defer sweep.Stop()
+		defer live.Stop()
 		for {
 			select {
 			case <-done:
 				return
+			case <-live.C:
+				if !cfg.ClusterEnabled {
+					continue
+				}
+				svc.ExpireLive()
+				if svc.HasLive() {
+					announceLive(false)
+				}
 			case <-sync.C:
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 				if err := svc.Sync(ctx); err != nil {
@@ -126,6 +170,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	f.stop = func() {
 		unsubs()
 		unsubc()
+		unsubl()
 		close(done)
 		<-stopped
 		hooks.Stop()

@@ -221,3 +221,44 @@ func TestClusterChangeFeed(t *testing.T) {
 	t.Logf("%d creates acknowledged on a while b died; %d events received on b before the kill, all acknowledged creates seen after resuming on a",
 		len(want), before)
 }
+
+// TestClusterLiveChangesWithoutSubscription runs two svc nodes on one
+// PostgreSQL database with no stored subscription: a live /changes
+// stream attached to node B makes node A record the model (B announces
+// its live streams' models on the cluster bus), so the stream receives
+// an event for every create committed on A.
+func TestClusterLiveChangesWithoutSubscription(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of real binaries")
+	}
+	db := pgtest.New(t, "cluster_live")
+	nodes := startTestCluster(t, db, []string{"a", "b"})
+	a, b := nodes[0], nodes[1]
+	a.must(t, "POST", "/model/import/JSON/SAMPLE_DATA/order/1", `{"n":1,"w":1}`)
+	a.must(t, "PUT", "/model/order/1/lock", "")
+	if code, body := b.call(t, "GET", "/subscriptions", ""); code != 200 || strings.Contains(string(body), `"id"`) {
+		t.Fatalf("want no stored subscription: %d %s", code, body)
+	}
+
+	live := openSSE(t, b.base+"/changes?modelName=order&modelVersion=1", "", nil)
+	defer live.cancel()
+	// The announcement crosses the bus; until A has it, A's creates are
+	// not recorded (a live stream starts when it attaches): write until
+	// one reaches the stream.
+	probes := map[string]bool{}
+	await.Until(t, await.Long, func() bool {
+		for _, id := range createdIDs(t, a.must(t, "POST", "/entity/JSON/order/1", `{"n":0,"w":0}`)) {
+			probes[id] = true
+		}
+		return live.has(probes) < len(probes)
+	}, "a create on node a reaches the live stream on node b")
+
+	onA := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		for _, id := range createdIDs(t, a.must(t, "POST", "/entity/JSON/order/1", fmt.Sprintf(`{"n":%d,"w":1}`, i))) {
+			onA[id] = true
+		}
+	}
+	await.Until(t, await.Long, func() bool { return live.has(onA) == 0 },
+		"the live stream on b receives every create committed on a (%d missing of %d)", live.has(onA), len(onA))
+}
