@@ -39,7 +39,7 @@ const feedBenchSub = `{"filter":{"modelName":"order","modelVersion":1}}`
 // tenant t1 and subs durable subscriptions on it.
 func feedBenchEnv(b *testing.B, engine string, record bool, subs int) *feedEnv {
 	b.Helper()
-	e := newFeedEnvRecording(b, engine, record)
+	e := newFeedEnvRecording(b, engine, record, true)
 	e.lockedModel("t1", "order", 1, `{"total": 1, "customer": "c"}`)
 	for range subs {
 		if r := e.call("t1", "POST", "/subscriptions", []byte(feedBenchSub)); r.status != 201 {

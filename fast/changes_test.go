@@ -20,6 +20,7 @@ import (
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/storage/modelcache"
 	"svc/storage/sqlite/sqlitetest"
 	"svc/workflow"
 )
@@ -50,12 +51,14 @@ type feedEnv struct {
 // the Recorder, whose commits wake the hub.
 func newFeedEnv(t testing.TB, engine string) *feedEnv {
 	t.Helper()
-	return newFeedEnvRecording(t, engine, true)
+	return newFeedEnvRecording(t, engine, true, false)
 }
 
 // newFeedEnvRecording is newFeedEnv; with record false the entity service
-// writes to the engine directly (no Recorder), as a baseline.
-func newFeedEnvRecording(t testing.TB, engine string, record bool) *feedEnv {
+// writes to the engine directly (no Recorder), as a baseline; with cache
+// the services read models through the cache cmd/svc puts in front of a
+// database (benchmarks: the request's own cost, not a model query).
+func newFeedEnvRecording(t testing.TB, engine string, record, cache bool) *feedEnv {
 	t.Helper()
 	var ms storage.Models
 	var ents storage.Entities
@@ -71,6 +74,9 @@ func newFeedEnvRecording(t testing.TB, engine string, record bool) *feedEnv {
 	default:
 		m := memory.NewEntities()
 		ms, ents, log, subs = memory.NewModels(), m, m.Changes(), memory.NewSubscriptions()
+	}
+	if cache && engine != "memory" {
+		ms = modelcache.New(ms, 5*time.Minute)
 	}
 	w := &changefeed.Watched{}
 	feed := changefeed.New(subs, log, w, changefeed.Options{})
