@@ -16,7 +16,7 @@ build:
 # and verification by BoringSSL's FIPS module, about twice as fast here
 # (BENCHMARKS.md, Authentication). Needs cgo and a C toolchain; the binary
 # links glibc dynamically. The default build stays pure Go
-# (docs/decisions/0040-boringcrypto-build-option.md).
+# (docs/decisions/0038-boringcrypto-build-option.md).
 build-boring:
 	CGO_ENABLED=1 GOEXPERIMENT=boringcrypto $(GO) build -ldflags "$(LDFLAGS)" -o bin/svc-boring ./cmd/svc
 

@@ -390,7 +390,7 @@ func sendBatch(ctx context.Context, c *Client, m ModelRef, b *batch) (int, error
 // file and the batch's document range, so a resumed import (same batch
 // size) sends the same key for a batch whose answer it never recorded and
 // svc replays instead of creating its documents again
-// (docs/decisions/0042-idempotency-key.md). Standard input cannot be
+// (docs/decisions/0040-idempotency-key.md). Standard input cannot be
 // resumed; its batches get keys of this run only.
 func batchKey(m ModelRef, b *batch) string {
 	path := b.path

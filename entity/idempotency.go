@@ -7,7 +7,7 @@ import (
 	"svc/storage"
 )
 
-// A keyed request (an Idempotency-Key, docs/decisions/0042-idempotency-key.md)
+// A keyed request (an Idempotency-Key, docs/decisions/0040-idempotency-key.md)
 // stores its answer so far with each of its transactions: the progress
 // function of its context says what that answer is once the transaction
 // being committed is durable, and the claim's encoder (the adapter's)

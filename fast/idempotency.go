@@ -14,7 +14,7 @@ import (
 )
 
 // The Idempotency-Key header of entity creates and transitions (an svc
-// extension, docs/decisions/0042-idempotency-key.md). This file reads the
+// extension, docs/decisions/0040-idempotency-key.md). This file reads the
 // header, asks the idempotency service, writes a replayed answer with
 // Idempotent-Replayed: true, and hands the stored answers' encoder to the
 // claim; the decisions are the service's.

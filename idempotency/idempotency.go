@@ -1,5 +1,5 @@
 // Package idempotency implements the Idempotency-Key header of svc's
-// writes (docs/decisions/0042-idempotency-key.md), after the IETF httpapi
+// writes (docs/decisions/0040-idempotency-key.md), after the IETF httpapi
 // draft: the first request of a key runs and its answer is stored with the
 // key, in the transaction of the write; a repeat with the same request
 // within the retention gets that answer again, one with another request

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Stored idempotency keys (docs/decisions/0042-idempotency-key.md). A key
+// Stored idempotency keys (docs/decisions/0040-idempotency-key.md). A key
 // is reserved before a keyed write runs (Reserve, committed on its own so
 // every node sees the request in flight), its response is written by
 // Commit in the write's own transaction (Tx.Idempotency), and the request

@@ -68,7 +68,7 @@ func serve() int {
 	}
 	// The one metrics pipeline: HTTP, storage, dispatch and gRPC latency
 	// in the set the admin listener's /metrics writes
-	// (docs/decisions/0041-one-metrics-pipeline.md).
+	// (docs/decisions/0039-one-metrics-pipeline.md).
 	metricSet := metrics.NewSet()
 	ops := opmetrics.New(metricSet)
 	st, err := openStorage(cfg)

@@ -1,4 +1,4 @@
--- Idempotency keys (docs/decisions/0042-idempotency-key.md): one row per
+-- Idempotency keys (docs/decisions/0040-idempotency-key.md): one row per
 -- (tenant, key). The row is reserved (committed on its own) before a keyed
 -- write runs, so every node of a cluster sees the request in flight; the
 -- write's own transaction writes its answer on the row; the sweep deletes

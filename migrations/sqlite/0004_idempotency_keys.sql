@@ -1,4 +1,4 @@
--- Idempotency keys (docs/decisions/0042-idempotency-key.md): one row per
+-- Idempotency keys (docs/decisions/0040-idempotency-key.md): one row per
 -- (tenant, key), reserved before a keyed write runs, its answer written by
 -- the write's own transaction, swept after the retention.
 CREATE TABLE idempotency_keys (

@@ -127,7 +127,7 @@ var (
 	SQLSchemaLimitReached     = code("SQL_SCHEMA_LIMIT_REACHED", 409, codes.ResourceExhausted)
 	SQLSchemaInUse            = code("SQL_SCHEMA_IN_USE", 409, codes.FailedPrecondition)
 	SearchJobAlreadyTerminal  = code("SEARCH_JOB_ALREADY_TERMINAL", 400, codes.FailedPrecondition)
-	// Idempotency-Key (docs/decisions/0042-idempotency-key.md): the first
+	// Idempotency-Key (docs/decisions/0040-idempotency-key.md): the first
 	// request of the key is still running; the key was used for another
 	// request.
 	IdempotencyConflict  = retryableCode("IDEMPOTENCY_CONFLICT", 409, codes.Aborted)

@@ -1,7 +1,7 @@
 // Package opmetrics holds the latency histograms of svc's internal
 // operations (entity storage, compute dispatch, gRPC calls) in the
 // VictoriaMetrics set the admin listener's /metrics writes: the one metrics
-// pipeline (docs/decisions/0041-one-metrics-pipeline.md). OpenTelemetry
+// pipeline (docs/decisions/0039-one-metrics-pipeline.md). OpenTelemetry
 // carries traces only.
 //
 // Every series is created on its first sample, so /metrics lists only

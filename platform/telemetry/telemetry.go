@@ -4,7 +4,7 @@
 // callers hold a nil *T, which every method accepts: the request path pays
 // one nil check. Metrics are not exported here: every latency and count is
 // on the admin listener's /metrics (platform/opmetrics,
-// docs/decisions/0041-one-metrics-pipeline.md).
+// docs/decisions/0039-one-metrics-pipeline.md).
 package telemetry
 
 import (
