@@ -8,13 +8,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // committedGate is a reverse proxy in front of svc that passes the first
@@ -81,20 +79,9 @@ func TestImportSIGKILLAfterWriteNeverDuplicates(t *testing.T) {
 			cp := filepath.Join(t.TempDir(), "import.checkpoint")
 
 			g, proxied := newCommittedGate(t, base, 5)
-			cmd := exec.Command(svcBinary(t), "import", "--url", proxied, "--model", "orders/1", "--create-model",
+			cmd, _ := startImportUntil(t, g.committed, "a batch past the gate committed",
+				"--url", proxied, "--model", "orders/1", "--create-model",
 				"--checkpoint", cp, "--connections", "4", "--progress", "none", dir)
-			cmd.Env = cleanEnv(t)
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-g.committed:
-			case <-time.After(5 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("no batch past the gate was committed: %s", stderr.String())
-			}
 			if err := cmd.Process.Kill(); err != nil { // SIGKILL
 				t.Fatal(err)
 			}

@@ -155,6 +155,28 @@ func newGate(t *testing.T, target string, open int64) (*gate, string) {
 	return g, srv.URL + u.Path
 }
 
+// startImportUntil starts `svc import args...` and returns once reached is
+// closed (a gate in front of svc saw the import get that far), failing the
+// test, with the importer's stderr, if it never is.
+func startImportUntil(t *testing.T, reached <-chan struct{}, what string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(svcBinary(t), append([]string{"import"}, args...)...)
+	cmd.Env = cleanEnv(t)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s: not reached within 5 min: %s", what, stderr.String())
+	}
+	return cmd, stderr
+}
+
 func TestImportInterruptResumeExport(t *testing.T) {
 	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
@@ -172,20 +194,9 @@ func TestImportInterruptResumeExport(t *testing.T) {
 			cp := filepath.Join(t.TempDir(), "import.checkpoint")
 
 			g, proxied := newGate(t, base, 60)
-			cmd := exec.Command(svcBinary(t), "import", "--url", proxied, "--model", "orders/1", "--create-model",
+			cmd, stderr := startImportUntil(t, g.heldCh, "the import reaching request 61",
+				"--url", proxied, "--model", "orders/1", "--create-model",
 				"--checkpoint", cp, "--connections", "4", "--progress", "plain", "--progress-interval", "50ms", dir)
-			cmd.Env = cleanEnv(t)
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-g.heldCh:
-			case <-time.After(5 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("the import never reached request 61: %s", stderr.String())
-			}
 			cmd.Process.Signal(syscall.SIGINT)
 			// The requests in flight complete after the interrupt and are
 			// recorded; then the import stops.
