@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"svc/internal/await"
 	"sync"
 	"syscall"
 	"testing"
@@ -123,19 +124,11 @@ func feedCrashRounds(t *testing.T, start func() *exec.Cmd, base string) {
 				}
 			}(w)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		await.Until(t, 60*time.Second, func() bool {
 			mu.Lock()
-			k := n
-			mu.Unlock()
-			if k >= 40 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: only %d creates acknowledged in 60s", round, k)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			defer mu.Unlock()
+			return n >= 40
+		}, "round %d: 40 creates acknowledged", round)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

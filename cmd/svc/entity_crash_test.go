@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"svc/internal/await"
 	"sync"
 	"syscall"
 	"testing"
@@ -125,19 +126,11 @@ func crashCollection(t *testing.T, start func() *exec.Cmd, httpPort int) {
 		}(w)
 	}
 	// Kill once some requests were acknowledged, while others are in flight.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Until(t, 60*time.Second, func() bool {
 		mu.Lock()
-		n := ackedRequests
-		mu.Unlock()
-		if n >= 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no acknowledged ingest within 60s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return ackedRequests >= 4
+	}, "4 acknowledged ingest requests")
 	time.Sleep(30 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
