@@ -62,9 +62,21 @@ func NewSilent(t testing.TB) *Silent {
 	t.Helper()
 	s := &Silent{Arrived: make(chan struct{}, 64)}
 	release := make(chan struct{})
+	// held counts the handlers running. A connection accepted just before
+	// srv.Close can reach the handler after it, so an Add could meet the
+	// cleanup's Wait (a WaitGroup misuse -race reports); closed, set under
+	// mu before Wait, turns such late handlers away instead.
 	var held sync.WaitGroup
+	var mu sync.Mutex
+	closed := false
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if closed {
+			mu.Unlock()
+			return
+		}
 		held.Add(1)
+		mu.Unlock()
 		defer held.Done()
 		select {
 		case s.Arrived <- struct{}{}:
@@ -85,6 +97,9 @@ func NewSilent(t testing.TB) *Silent {
 		close(release)
 		srv.Close()
 		<-done
+		mu.Lock()
+		closed = true
+		mu.Unlock()
 		held.Wait()
 	})
 	s.URL = "http://" + ln.Addr().String()
