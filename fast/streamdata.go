@@ -154,7 +154,14 @@ func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
 // out cannot change the status: the rows array is closed and an "error"
 // member ends the object instead of lastRowIndexPosition.
 func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
-	ps, err := h.svc.Prepare(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
+	// A copy: the page is written after the handler returns, when the
+	// request's buffer is reused, and the definition keeps slices of it.
+	req, err := decodeStreamRequest(append([]byte(nil), ctx.PostBody()...))
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	ps, err := h.svc.Prepare(dctx(ctx), PrincipalOf(ctx).TenantID, req)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -181,12 +188,19 @@ func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) deleteData(ctx *fasthttp.RequestCtx) {
-	res, err := h.svc.Delete(dctx(ctx), streamPrincipal(ctx), ctx.PostBody())
+	// Offset, length and the point in time are decoded and checked as for
+	// a page; the delete reads the definition only.
+	req, err := decodeStreamRequest(ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
 	}
-	h.reply(ctx, res.Append(nil), nil)
+	res, err := h.svc.Delete(dctx(ctx), streamPrincipal(ctx), req.Def)
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, appendStreamDeleteResult(nil, res), nil)
 }
 
 func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {

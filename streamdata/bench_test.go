@@ -107,8 +107,15 @@ var benchDefs = map[string]string{
 		"value":{"@type":"java.lang.Integer","value":0}},"rangeOrder":"ASC","columns":[{"name":"id"},{"name":"$.u"},{"name":"$.s"}]}`,
 }
 
-func benchRequest(def string, pt int64, offset int) []byte {
-	return []byte(fmt.Sprintf(`{"sdDef":%s,"pointTime":%d,"offset":%d,"length":%d,"fromPosIndex":0}`, def, pt, offset, benchPage))
+// benchRequest is the request the HTTP adapter would decode from
+// {"sdDef":def,"pointTime":pt,"offset":offset,"length":benchPage}; the
+// definition is parsed on each call, as each request is.
+func benchRequest(b *testing.B, def string, pt int64, offset int) *Request {
+	d, err := ParseDef([]byte(def))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &Request{Def: d, PointTime: &pt, Offset: offset, Length: benchPage}
 }
 
 // walk reads every page of def at pt and returns the rows seen.
@@ -116,7 +123,7 @@ func walk(b *testing.B, s *Service, def string, pt int64) int {
 	rows := 0
 	var buf []byte
 	for off := 0; ; off += benchPage {
-		out, err := s.Get(context.Background(), "bench", benchRequest(def, pt, off), buf[:0])
+		out, err := s.Get(context.Background(), "bench", benchRequest(b, def, pt, off), buf[:0])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -148,8 +155,7 @@ func BenchmarkStreamPage(b *testing.B) {
 				b.Fatalf("%s/%s: walk saw %d rows", engine, name, n)
 			}
 			if ex, ok := s.pager.(Explainer); ok {
-				_, d, _ := parseRequest(benchRequest(def, pt, 0))
-				pl, err := Compile(context.Background(), s.models, s.planner, "bench", d)
+				pl, err := Compile(context.Background(), s.models, s.planner, "bench", benchRequest(b, def, pt, 0).Def)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -163,12 +169,11 @@ func BenchmarkStreamPage(b *testing.B) {
 				b.Logf("%s/%s plan: %s", engine, name, plan)
 			}
 			for _, page := range []int{1, 1000} {
-				req := benchRequest(def, pt, (page-1)*benchPage)
 				b.Run(fmt.Sprintf("%s/%s/page%d", engine, name, page), func(b *testing.B) {
 					b.ReportAllocs()
 					var buf []byte
 					for i := 0; i < b.N; i++ {
-						out, err := s.Get(context.Background(), "bench", req, buf[:0])
+						out, err := s.Get(context.Background(), "bench", benchRequest(b, def, pt, (page-1)*benchPage), buf[:0])
 						if err != nil {
 							b.Fatal(err)
 						}

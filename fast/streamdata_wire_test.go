@@ -1,0 +1,60 @@
+package fast
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestStreamDataWireBytes pins the exact bytes of the stream-data answers
+// the HTTP adapter encodes (saved definitions one by one, listed and
+// exported, the index list, the delete result) and the exact details of
+// the request errors it decodes, on the memory engine; the other stream
+// tests decode the answers and would not see a changed key order, number
+// spelling or wording.
+func TestStreamDataWireBytes(t *testing.T) {
+	t.Parallel()
+	e := newStreamEnv(t, "memory")
+	e.seedStream("t1", 4, 2)
+	def := `{"requestClass":"sd.1","rangeCondition":{"@bean":"com.cyoda.core.conditions.queryable.GreaterThanEquals","fieldName":"$.n","value":{"@type":"java.lang.Integer","value":0}},"rangeOrder":"ASC","columns":[{"name":"id"},{"name":"$.name"}]}`
+	const id1, id2 = "6f1c2a80-0000-1000-8000-000000000001", "6f1c2a80-0000-1000-8000-000000000002"
+	e.call("t1", "POST", "/platform-api/stream-data/import?failOnExists=true", []byte(`{"data":[`+
+		`{"id":"`+id1+`","name":"one <&>","description":"d\u00e9","owner":"o","createDate":"2026-01-02T03:04:05.678Z","streamDataDef":`+def+`},`+
+		`{"id":"`+id2+`","name":"two","createDate":1767323045000,"streamDataDef":`+def+`}]}`)).ok(t)
+
+	cfg1 := `{"@bean":"com.cyoda.core.streamdata.StreamDataConfigDef","id":"` + id1 + `","name":"one \u003c\u0026\u003e","description":"dé","owner":"o","createDate":"2026-01-02T03:04:05.678Z","streamDataDef":` + def + `}`
+	cfg2 := `{"@bean":"com.cyoda.core.streamdata.StreamDataConfigDef","id":"` + id2 + `","name":"two","description":"","owner":"u-t1","createDate":"2026-01-02T03:04:05.000Z","streamDataDef":` + def + `}`
+	for _, c := range []struct{ path, want string }{
+		{"/platform-api/stream-data/config?configId=" + id1, cfg1},
+		{"/platform-api/stream-data/config/list", `[` + cfg2 + `,` + cfg1 + `]`},
+		{"/platform-api/stream-data/export-by-ids?includeIds=" + id1, `{"@bean":"com.cyoda.core.streamdata.StreamDataConfigDefContainer","data":{"@meta":"com.cyoda.core.streamdata.StreamDataConfigDef[]","value":[` + cfg1 + `]}}`},
+		{"/platform-api/stream-data/export-by-class?entityClass=none.1", `{"@bean":"com.cyoda.core.streamdata.StreamDataConfigDefContainer","data":{"@meta":"com.cyoda.core.streamdata.StreamDataConfigDef[]","value":[]}}`},
+		{"/platform-api/stream-data/index/list?entityClass=sd.1", `[{"indexId":"96380552-5e97-5536-8ced-0ff02a7c6f1e","indexName":"builtin_creationDate","rangeField":{"columnName":"creationDate","columnPath":"creationDate","type":"LEAF","decision":"FULL_ACCESS"},"noneRangeFields":[],"createDate":null,"readyForQuerying":true,"returnsList":false,"persisted":false,"decision":"FULL_ACCESS"},{"indexId":"fb0cc3b0-1fdf-56db-84fb-132e20d054d0","indexName":"builtin_state","rangeField":{"columnName":"state","columnPath":"state","type":"LEAF","decision":"FULL_ACCESS"},"noneRangeFields":[],"createDate":null,"readyForQuerying":true,"returnsList":false,"persisted":false,"decision":"FULL_ACCESS"}]`},
+	} {
+		if got := string(e.call("t1", "GET", c.path, nil).ok(t).body); got != c.want {
+			t.Errorf("GET %s:\n got %s\nwant %s", c.path, got, c.want)
+		}
+	}
+
+	r := e.call("t1", "DELETE", "/platform-api/stream-data/delete", []byte(`{"sdDef":`+def+`,"length":1}`)).ok(t)
+	if got, want := string(r.body), `{"numberOfEntitites":4,"numberOfEntititesRemoved":4,"idToError":{}}`; got != want {
+		t.Errorf("delete:\n got %s\nwant %s", got, want)
+	}
+
+	for _, c := range []struct{ body, detail string }{
+		{`[]`, "BAD_REQUEST: stream definition: the body must be a StreamDataRequest object map[errorCode:BAD_REQUEST retryable:false]"},
+		{`{"sdDef":1`, "BAD_REQUEST: stream definition: the request does not parse: unexpected end of JSON input map[errorCode:BAD_REQUEST retryable:false]"},
+		{`{"sdDef":` + def + `,"offset":-1}`, "BAD_REQUEST: offset must be an integer from 0 to 9007199254740991 map[errorCode:BAD_REQUEST field:offset invalidValue:-1 retryable:false]"},
+		{`{"sdDef":` + def + `,"fromPosIndex":"1"}`, "BAD_REQUEST: fromPosIndex must be an integer from 0 to 9007199254740991 map[errorCode:BAD_REQUEST field:fromPosIndex invalidValue:\"1\" retryable:false]"},
+		{`{"sdDef":` + def + `,"pointTime":"x"}`, "BAD_REQUEST: pointTime must be epoch milliseconds of an instant from 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z map[errorCode:BAD_REQUEST field:pointTime invalidValue:\"x\" retryable:false]"},
+		{`{"offset":1}`, "BAD_REQUEST: stream definition: streamDataDef is missing map[errorCode:BAD_REQUEST field:streamDataDef retryable:false]"},
+		{`{"sdDef":{"rangeOrder":"UP"}}`, "BAD_REQUEST: stream definition: rangeOrder must be ASC or DESC, got \"UP\" map[errorCode:BAD_REQUEST field:rangeOrder retryable:false]"},
+	} {
+		for _, op := range []struct{ method, path string }{{"POST", "/platform-api/stream-data/get"}, {"DELETE", "/platform-api/stream-data/delete"}} {
+			r := e.call("t1", op.method, op.path, []byte(c.body))
+			props := r.problem(t, 400, "BAD_REQUEST")
+			if got := fmt.Sprint(r.obj(t)["detail"], " ", props); got != c.detail {
+				t.Errorf("%s %s:\n got %q\nwant %q", op.method, c.body, got, c.detail)
+			}
+		}
+	}
+}
