@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-
 	"svc/platform/apierr"
 	"svc/storage"
 )
