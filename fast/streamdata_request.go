@@ -3,6 +3,7 @@ package fast
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -127,4 +128,241 @@ func appendMarshaled(b []byte, v any) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, enc...)
+}
+
+// Joda bean names of the stream-data wire form.
+const (
+	beanStreamConfig    = "com.cyoda.core.streamdata.StreamDataConfigDef"
+	beanStreamContainer = "com.cyoda.core.streamdata.StreamDataConfigDefContainer"
+)
+
+// streamTimeLayout is how stream-data answers write instants.
+const streamTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// streamObject decodes raw as a JSON object; null or absent gives nil.
+func streamObject(raw json.RawMessage, what string) (map[string]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, apierr.New(apierr.BadRequest, "stream definition: "+what+" must be an object", apierr.P("field", what))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, apierr.New(apierr.BadRequest, "stream definition: "+what+" does not parse: "+err.Error(), apierr.P("field", what))
+	}
+	return m, nil
+}
+
+// streamItems reads a plain JSON array or a Joda array wrapper
+// {"@meta": "X[]", "value": [...]}; null or absent gives nil.
+func streamItems(raw json.RawMessage, what string) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '{' {
+		m, err := streamObject(raw, what)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := m["value"]
+		if !ok {
+			return nil, apierr.New(apierr.BadRequest, "stream definition: "+what+" must be an array or a {\"@meta\", \"value\"} array wrapper", apierr.P("field", what))
+		}
+		return streamItems(v, what)
+	}
+	if raw[0] != '[' {
+		return nil, apierr.New(apierr.BadRequest, "stream definition: "+what+" must be an array", apierr.P("field", what))
+	}
+	var out []json.RawMessage
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, apierr.New(apierr.BadRequest, "stream definition: "+what+" does not parse: "+err.Error(), apierr.P("field", what))
+	}
+	return out, nil
+}
+
+// streamConfigDoc is a StreamDataConfigDef as submitted.
+type streamConfigDoc struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Owner       string          `json:"owner"`
+	CreateDate  json.RawMessage `json:"createDate"`
+	Def         json.RawMessage `json:"streamDataDef"`
+}
+
+// decodeStreamConfig reads a StreamDataConfigDef and checks its
+// definition; the definition's bytes are copied (they are stored).
+func decodeStreamConfig(raw []byte) (*streamdata.Config, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, badStreamDef("the body must be a StreamDataConfigDef object")
+	}
+	var c streamConfigDoc
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, badStreamDef("the body does not parse: " + err.Error())
+	}
+	d, err := streamdata.ParseDef(c.Def)
+	if err != nil {
+		return nil, err
+	}
+	if err := streamdata.Check(d); err != nil {
+		return nil, err
+	}
+	out := &streamdata.Config{ID: c.ID, Name: c.Name, Description: c.Description, Owner: c.Owner, Def: d,
+		DefJSON: append(json.RawMessage(nil), bytes.TrimSpace(c.Def)...)}
+	if t, ok := streamConfigDate(c.CreateDate); ok {
+		out.CreatedAt = t
+	}
+	return out, nil
+}
+
+// decodeStreamContainer reads a StreamDataConfigDefContainer: data as a
+// plain array or as the Joda {"@meta", "value"} wrapper. Each definition
+// is decoded and its id checked in turn, so the first fault in document
+// order is the one reported.
+func decodeStreamContainer(body []byte) ([]*streamdata.Config, error) {
+	top, err := streamObject(body, "container")
+	if err != nil {
+		return nil, err
+	}
+	if top == nil {
+		return nil, apierr.New(apierr.BadRequest, "stream definition: the body must be a StreamDataConfigDefContainer", apierr.P("field", "data"))
+	}
+	list, err := streamItems(top["data"], "data")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*streamdata.Config, 0, len(list))
+	for _, raw := range list {
+		c, err := decodeStreamConfig(raw)
+		if err != nil {
+			return nil, err
+		}
+		if c.ID != "" {
+			if _, err := streamdata.ParseID(c.ID, "id"); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// streamConfigDate reads a createDate as an ISO instant or epoch
+// milliseconds; anything else, or an instant outside the storable range,
+// is no date.
+func streamConfigDate(raw json.RawMessage) (time.Time, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || !storage.InstantInRange(t) {
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	ms, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || !storage.InstantInRange(time.UnixMilli(ms)) {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms).UTC(), true
+}
+
+// appendStreamConfig renders a StreamDataConfigDef.
+func appendStreamConfig(b []byte, c *storage.StreamConfig) []byte {
+	b = append(b, `{"@bean":"`+beanStreamConfig+`","id":"`...)
+	b = append(b, uuid.UUID(c.ID).String()...)
+	b = append(b, `","name":`...)
+	b = appendMarshaled(b, c.Name)
+	b = append(b, `,"description":`...)
+	b = appendMarshaled(b, c.Description)
+	b = append(b, `,"owner":`...)
+	b = appendMarshaled(b, c.Owner)
+	b = append(b, `,"createDate":"`...)
+	b = append(b, c.CreatedAt.UTC().Format(streamTimeLayout)...)
+	b = append(b, `","streamDataDef":`...)
+	if len(c.Def) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, c.Def...)
+	}
+	return append(b, '}')
+}
+
+// appendStreamConfigs renders definitions as a plain array.
+func appendStreamConfigs(b []byte, cs []*storage.StreamConfig) []byte {
+	b = append(b, '[')
+	for i, c := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendStreamConfig(b, c)
+	}
+	return append(b, ']')
+}
+
+// appendStreamContainer renders a StreamDataConfigDefContainer in the
+// form both reference UIs read: data.value is the array.
+func appendStreamContainer(b []byte, cs []*storage.StreamConfig) []byte {
+	b = append(b, `{"@bean":"`+beanStreamContainer+`","data":{"@meta":"`+beanStreamConfig+`[]","value":`...)
+	b = appendStreamConfigs(b, cs)
+	return append(b, "}}"...)
+}
+
+// appendStreamIndexes renders the IndexConfigurationDto array of a model.
+func appendStreamIndexes(b []byte, ixs []streamdata.IndexInfo) []byte {
+	b = append(b, '[')
+	for i, ix := range ixs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"indexId":"`...)
+		b = append(b, uuid.UUID(ix.ID).String()...)
+		b = append(b, `","indexName":`...)
+		b = appendMarshaled(b, ix.Name)
+		b = append(b, `,"rangeField":`...)
+		b = appendStreamLeafCol(b, ix.RangePath)
+		b = append(b, `,"noneRangeFields":[`...)
+		for j, p := range ix.EqPaths {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendStreamLeafCol(b, p)
+		}
+		b = append(b, `],"createDate":`...)
+		if ix.Created.IsZero() {
+			b = append(b, "null"...)
+		} else {
+			b = appendMarshaled(b, ix.Created.UTC().Format(streamTimeLayout))
+		}
+		b = append(b, `,"readyForQuerying":`...)
+		b = strconv.AppendBool(b, ix.Ready)
+		b = append(b, `,"returnsList":false,"persisted":`...)
+		b = strconv.AppendBool(b, ix.Persisted)
+		b = append(b, `,"decision":"FULL_ACCESS"}`...)
+	}
+	return append(b, ']')
+}
+
+// appendStreamLeafCol renders one indexed field: its last path segment as
+// the column name and the path.
+func appendStreamLeafCol(b []byte, path string) []byte {
+	b = append(b, `{"columnName":`...)
+	name := path
+	if i := strings.LastIndexAny(path, ".]"); i >= 0 && i+1 < len(path) {
+		name = path[i+1:]
+	}
+	b = appendMarshaled(b, name)
+	b = append(b, `,"columnPath":`...)
+	b = appendMarshaled(b, path)
+	return append(b, `,"type":"LEAF","decision":"FULL_ACCESS"}`...)
 }
