@@ -248,7 +248,17 @@ func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) queryPlan(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.QueryPlan(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
+	d, err := decodeStreamPlanRequest(ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	p, err := h.svc.QueryPlan(dctx(ctx), PrincipalOf(ctx).TenantID, d)
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	b, err := encodeStreamPlan(p)
 	h.reply(ctx, b, err)
 }
 

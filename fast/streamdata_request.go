@@ -23,9 +23,12 @@ func badStreamDef(msg string) error {
 	return apierr.New(apierr.BadRequest, "stream definition: "+msg)
 }
 
-// streamWireRequest is a StreamDataRequest as sent: the numbers a client
+// wireRequest is a StreamDataRequest as sent: the numbers a client
 // gets wrong are read as raw JSON, so each is checked and named on its own.
-type streamWireRequest struct {
+// The names of this type, configDoc and planRequest appear in the decode
+// errors clients read ("Go struct field wireRequest.length"): renaming one
+// changes a wire message (TestStreamDataWireBytes).
+type wireRequest struct {
 	Def          json.RawMessage `json:"sdDef"`
 	Length       int             `json:"length"`
 	PointTime    json.RawMessage `json:"pointTime"`
@@ -78,7 +81,7 @@ func decodeStreamRequest(body []byte) (*streamdata.Request, error) {
 	if len(body) == 0 || body[0] != '{' {
 		return nil, badStreamDef("the body must be a StreamDataRequest object")
 	}
-	var w streamWireRequest
+	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, badStreamDef("the request does not parse: " + err.Error())
 	}
@@ -183,8 +186,8 @@ func streamItems(raw json.RawMessage, what string) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-// streamConfigDoc is a StreamDataConfigDef as submitted.
-type streamConfigDoc struct {
+// configDoc is a StreamDataConfigDef as submitted.
+type configDoc struct {
 	ID          string          `json:"id"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -200,7 +203,7 @@ func decodeStreamConfig(raw []byte) (*streamdata.Config, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, badStreamDef("the body must be a StreamDataConfigDef object")
 	}
-	var c streamConfigDoc
+	var c configDoc
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, badStreamDef("the body does not parse: " + err.Error())
 	}
@@ -365,4 +368,70 @@ func appendStreamLeafCol(b []byte, path string) []byte {
 	b = append(b, `,"columnPath":`...)
 	b = appendMarshaled(b, path)
 	return append(b, `,"type":"LEAF","decision":"FULL_ACCESS"}`...)
+}
+
+// planRequest is a QueryPlanRequest; the UI also sends entityClass.
+type planRequest struct {
+	Condition   json.RawMessage `json:"condition"`
+	EntityClass string          `json:"entityClass"`
+	AliasDefs   json.RawMessage `json:"aliasDefs"`
+	Def         json.RawMessage `json:"sdDef"`
+}
+
+// decodeStreamPlanRequest reads a QueryPlanRequest into the definition
+// to plan: sdDef when given, else one built from condition and aliasDefs;
+// entityClass, when given, names the model.
+func decodeStreamPlanRequest(body []byte) (*streamdata.Def, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, badStreamDef("the body must be a QueryPlanRequest object")
+	}
+	var r planRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, badStreamDef("the request does not parse: " + err.Error())
+	}
+	var d *streamdata.Def
+	var err error
+	if len(r.Def) > 0 {
+		if d, err = streamdata.ParseDef(r.Def); err != nil {
+			return nil, err
+		}
+	} else {
+		// Build a definition from the pieces: one object so ParseDef reads
+		// condition and aliases as it does everywhere.
+		var obj []byte
+		obj = append(obj, `{"requestClass":`...)
+		obj = appendMarshaled(obj, r.EntityClass)
+		if len(r.Condition) > 0 {
+			obj = append(append(obj, `,"condition":`...), r.Condition...)
+		}
+		if len(r.AliasDefs) > 0 {
+			obj = append(append(obj, `,"aliasDefs":`...), r.AliasDefs...)
+		}
+		obj = append(obj, '}')
+		if d, err = streamdata.ParseDef(obj); err != nil {
+			return nil, err
+		}
+	}
+	if r.EntityClass != "" {
+		d.RequestClass = r.EntityClass
+	}
+	return d, nil
+}
+
+// encodeStreamPlan renders a query plan: original and optimized, servedBy
+// and suggestedIndexes, and pgExplain, pgSql and indexesUsed on
+// PostgreSQL, or pgExplain null and explainNote elsewhere (members in name
+// order).
+func encodeStreamPlan(p *streamdata.QueryPlan) ([]byte, error) {
+	out := map[string]any{"original": p.Original, "optimized": p.Optimized, "servedBy": p.ServedBy, "suggestedIndexes": p.Suggested}
+	if p.Explained {
+		out["pgExplain"] = p.PgExplain
+		out["pgSql"] = p.PgSQL
+		out["indexesUsed"] = p.IndexesUsed
+	} else {
+		out["pgExplain"] = nil
+		out["explainNote"] = "no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan"
+	}
+	return json.Marshal(out)
 }

@@ -35,6 +35,39 @@ func TestStreamDataWireBytes(t *testing.T) {
 		}
 	}
 
+	for _, c := range []struct{ body, want string }{
+		{`{"sdDef":` + def + `}`, `{"explainNote":"no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan","optimized":{"type":"ALL","children":[{"type":"CONSTRAINT","conditions":["$.n GREATER_OR_EQUAL 0"]}]},"original":{"type":"CONSTRAINT","operator":"AND","children":[{"type":"CONSTRAINT","conditions":["$.n GREATER_OR_EQUAL 0"]}]},"pgExplain":null,"servedBy":null,"suggestedIndexes":[{"entityClass":"sd.1","name":"sd_n","rangeColPath":"$.n","columns":[]}]}`},
+		{`{"entityClass":"sd.1","condition":{"type":"simple","jsonPath":"$.n","operatorType":"EQUALS","value":1}}`, `{"explainNote":"no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan","optimized":{"type":"ALL","children":[{"type":"CONSTRAINT","conditions":["$.n EQUALS 1"]}]},"original":{"type":"CONSTRAINT","conditions":["$.n EQUALS 1"]},"pgExplain":null,"servedBy":null,"suggestedIndexes":[{"entityClass":"sd.1","name":"sd_n_creationDate","rangeColPath":"creationDate","columns":["$.n"]}]}`},
+	} {
+		if got := string(e.call("t1", "POST", "/platform-api/stream-data/query-plan", []byte(c.body)).ok(t).body); got != c.want {
+			t.Errorf("query-plan %s:\n got %s\nwant %s", c.body, got, c.want)
+		}
+	}
+	for _, c := range []struct{ body, detail string }{
+		{`[]`, "BAD_REQUEST: stream definition: the body must be a QueryPlanRequest object map[errorCode:BAD_REQUEST retryable:false]"},
+		{`{"entityClass":1}`, "BAD_REQUEST: stream definition: the request does not parse: json: cannot unmarshal number into Go struct field planRequest.entityClass of type string map[errorCode:BAD_REQUEST retryable:false]"},
+	} {
+		r := e.call("t1", "POST", "/platform-api/stream-data/query-plan", []byte(c.body))
+		props := r.problem(t, 400, "BAD_REQUEST")
+		if got := fmt.Sprint(r.obj(t)["detail"], " ", props); got != c.detail {
+			t.Errorf("query-plan %s:\n got %q\nwant %q", c.body, got, c.detail)
+		}
+	}
+
+	for _, c := range []struct{ method, path, body, detail string }{
+		{"POST", "/platform-api/stream-data/config", `{"name":1,"streamDataDef":` + def + `}`, "BAD_REQUEST: stream definition: the body does not parse: json: cannot unmarshal number into Go struct field configDoc.name of type string map[errorCode:BAD_REQUEST retryable:false]"},
+		{"PUT", "/platform-api/stream-data/config", `{"id":"x","streamDataDef":` + def + `}`, "BAD_REQUEST: configId \"x\" is not a UUID map[errorCode:BAD_REQUEST parameter:configId retryable:false]"},
+		{"POST", "/platform-api/stream-data/import", `{"data":[{"id":"x","streamDataDef":` + def + `},{"streamDataDef":{"rangeOrder":"UP"}}]}`, "BAD_REQUEST: id \"x\" is not a UUID map[errorCode:BAD_REQUEST parameter:id retryable:false]"},
+		{"POST", "/platform-api/stream-data/import", `{"data":{"@meta":"x[]"}}`, "BAD_REQUEST: stream definition: data must be an array or a {\"@meta\", \"value\"} array wrapper map[errorCode:BAD_REQUEST field:data retryable:false]"},
+		{"POST", "/platform-api/stream-data/import", `{"data":[{"description":false}]}`, "BAD_REQUEST: stream definition: the body does not parse: json: cannot unmarshal bool into Go struct field configDoc.description of type string map[errorCode:BAD_REQUEST retryable:false]"},
+	} {
+		r := e.call("t1", c.method, c.path, []byte(c.body))
+		props := r.problem(t, 400, "BAD_REQUEST")
+		if got := fmt.Sprint(r.obj(t)["detail"], " ", props); got != c.detail {
+			t.Errorf("%s %s %s:\n got %q\nwant %q", c.method, c.path, c.body, got, c.detail)
+		}
+	}
+
 	r := e.call("t1", "DELETE", "/platform-api/stream-data/delete", []byte(`{"sdDef":`+def+`,"length":1}`)).ok(t)
 	if got, want := string(r.body), `{"numberOfEntitites":4,"numberOfEntititesRemoved":4,"idToError":{}}`; got != want {
 		t.Errorf("delete:\n got %s\nwant %s", got, want)
@@ -47,6 +80,7 @@ func TestStreamDataWireBytes(t *testing.T) {
 		{`{"sdDef":` + def + `,"fromPosIndex":"1"}`, "BAD_REQUEST: fromPosIndex must be an integer from 0 to 9007199254740991 map[errorCode:BAD_REQUEST field:fromPosIndex invalidValue:\"1\" retryable:false]"},
 		{`{"sdDef":` + def + `,"pointTime":"x"}`, "BAD_REQUEST: pointTime must be epoch milliseconds of an instant from 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z map[errorCode:BAD_REQUEST field:pointTime invalidValue:\"x\" retryable:false]"},
 		{`{"offset":1}`, "BAD_REQUEST: stream definition: streamDataDef is missing map[errorCode:BAD_REQUEST field:streamDataDef retryable:false]"},
+		{`{"sdDef":` + def + `,"length":"x"}`, "BAD_REQUEST: stream definition: the request does not parse: json: cannot unmarshal string into Go struct field wireRequest.length of type int map[errorCode:BAD_REQUEST retryable:false]"},
 		{`{"sdDef":{"rangeOrder":"UP"}}`, "BAD_REQUEST: stream definition: rangeOrder must be ASC or DESC, got \"UP\" map[errorCode:BAD_REQUEST field:rangeOrder retryable:false]"},
 	} {
 		for _, op := range []struct{ method, path string }{{"POST", "/platform-api/stream-data/get"}, {"DELETE", "/platform-api/stream-data/delete"}} {
