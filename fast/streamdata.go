@@ -201,7 +201,7 @@ func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 	// The request context is not used in the writer: a client that goes
 	// away ends the page through the write error.
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		if err := ps.Write(context.Background(), w); err != nil {
+		if err := writeStreamPage(context.Background(), ps, w); err != nil {
 			var tail []byte
 			if e, ok := apierr.As(err); ok {
 				tail, _ = json.Marshal(map[string]any{"errorCode": e.Code, "detail": e.Message})

@@ -1,7 +1,9 @@
 package fast
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -434,4 +436,83 @@ func encodeStreamPlan(p *streamdata.QueryPlan) ([]byte, error) {
 		out["explainNote"] = "no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan"
 	}
 	return json.Marshal(out)
+}
+
+// streamFlushEvery is how many rows a page renders between flushes after
+// the first (which goes out at once): the writer holds at most this many
+// rows (plus its own buffer) whatever the page length, and a client sees
+// rows while the engine still reads.
+const streamFlushEvery = 64
+
+// writeStreamPage reads the page and renders the StreamDataFetchResult to
+// w row by row: the head first, then the rows, flushed after the first and
+// every streamFlushEvery rows, then lastRowIndexPosition. On an error the
+// rows written so far stay written and the object is left open: the
+// caller ends it.
+func writeStreamPage(ctx context.Context, ps *streamdata.PageStream, w *bufio.Writer) error {
+	b := make([]byte, 0, 1024)
+	b = append(b, `{"pointTime":`...)
+	b = strconv.AppendInt(b, ps.PointTime(), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(ps.Offset()), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(ps.PageSize()), 10)
+	b = append(b, `,"rows":[`...)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	n := 0
+	last, err := ps.Rows(ctx, func(r *streamdata.Row) error {
+		b = b[:0]
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendStreamRow(b, r)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		n++
+		if n == 1 || n%streamFlushEvery == 0 {
+			return w.Flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b = append(b[:0], `],"lastRowIndexPosition":`...)
+	b = strconv.AppendInt(b, int64(last), 10)
+	b = append(b, '}')
+	_, err = w.Write(b)
+	return err
+}
+
+// appendStreamRow renders one StreamDataFetchResult row.
+func appendStreamRow(b []byte, r *streamdata.Row) []byte {
+	b = append(b, `{"key":"`...)
+	b = append(b, uuid.UUID(r.ID).String()...)
+	b = append(b, `","unitId":null,"sortValues":[`...)
+	b = appendStreamValue(b, r.Sort)
+	b = append(b, `],"columnsValues":{`...)
+	for i, c := range r.Columns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, c.Name)
+		b = append(b, ':')
+		b = appendStreamValue(b, c.Value)
+	}
+	return append(b, "}}"...)
+}
+
+// appendStreamValue renders a row value: null, a string, or what
+// json.Marshal writes for it (null if it cannot).
+func appendStreamValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case time.Time:
+		return strconv.AppendQuote(b, x.UTC().Format(streamTimeLayout))
+	}
+	return appendMarshaled(b, v)
 }

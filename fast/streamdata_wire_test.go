@@ -2,7 +2,10 @@ package fast
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestStreamDataWireBytes pins the exact bytes of the stream-data answers
@@ -14,7 +17,7 @@ import (
 func TestStreamDataWireBytes(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t, "memory")
-	e.seedStream("t1", 4, 2)
+	ids := e.seedStream("t1", 4, 2)
 	def := `{"requestClass":"sd.1","rangeCondition":{"@bean":"com.cyoda.core.conditions.queryable.GreaterThanEquals","fieldName":"$.n","value":{"@type":"java.lang.Integer","value":0}},"rangeOrder":"ASC","columns":[{"name":"id"},{"name":"$.name"}]}`
 	const id1, id2 = "6f1c2a80-0000-1000-8000-000000000001", "6f1c2a80-0000-1000-8000-000000000002"
 	e.call("t1", "POST", "/platform-api/stream-data/import?failOnExists=true", []byte(`{"data":[`+
@@ -66,6 +69,31 @@ func TestStreamDataWireBytes(t *testing.T) {
 		if got := fmt.Sprint(r.obj(t)["detail"], " ", props); got != c.detail {
 			t.Errorf("%s %s %s:\n got %q\nwant %q", c.method, c.path, c.body, got, c.detail)
 		}
+	}
+
+	// A page at a fixed point in time: rows by $.n, then id.
+	pt := time.Now().UnixMilli()
+	order := make([]string, 0, len(ids))
+	for id := range ids {
+		order = append(order, id)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if ids[order[i]]%2 != ids[order[j]]%2 {
+			return ids[order[i]]%2 < ids[order[j]]%2
+		}
+		return order[i] < order[j]
+	})
+	want := `{"pointTime":` + strconv.FormatInt(pt, 10) + `,"offset":1,"pageSize":2,"rows":[`
+	for k, id := range order[1:3] {
+		if k > 0 {
+			want += ","
+		}
+		want += fmt.Sprintf(`{"key":"%s","unitId":null,"sortValues":[%d],"columnsValues":{"id":"%s","$.name":"e%03d"}}`, id, ids[id]%2, id, ids[id])
+	}
+	want += `],"lastRowIndexPosition":2}`
+	page := e.call("t1", "POST", "/platform-api/stream-data/get", []byte(`{"sdDef":`+def+`,"pointTime":`+strconv.FormatInt(pt, 10)+`,"offset":1,"length":2}`)).ok(t)
+	if got := string(page.body); got != want {
+		t.Errorf("page:\n got %s\nwant %s", got, want)
 	}
 
 	r := e.call("t1", "DELETE", "/platform-api/stream-data/delete", []byte(`{"sdDef":`+def+`,"length":1}`)).ok(t)

@@ -89,22 +89,8 @@ type Request struct {
 // positions would overflow where a page adds its length.
 const MaxPosition = 1<<53 - 1
 
-// RowWriter is where a page is rendered: the HTTP response's buffered
-// writer (Flush sends what is buffered to the socket) or a slice.
-type RowWriter interface {
-	Write(p []byte) (int, error)
-	Flush() error
-}
-
-// flushEvery is how many rows a page renders between flushes after the
-// first (which goes out at once): the writer holds at most this many rows
-// (plus its own buffer) whatever the page length, and a client sees rows
-// while the engine still reads.
-const flushEvery = 64
-
 // PageStream is one prepared page of a StreamDataFetchResult: the request
-// parsed and compiled, its point in time chosen, nothing read yet. Write
-// reads and renders it.
+// compiled, its point in time chosen, nothing read yet. Rows reads it.
 type PageStream struct {
 	s      *Service
 	p      *Plan
@@ -119,6 +105,12 @@ type PageStream struct {
 // PointTime is the page's point in time (epoch ms), chosen by the server
 // when the request had none.
 func (ps *PageStream) PointTime() int64 { return ps.pt }
+
+// Offset is the request's offset, as the page answers it.
+func (ps *PageStream) Offset() int { return ps.offset }
+
+// PageSize is the page length after defaulting and clamping.
+func (ps *PageStream) PageSize() int { return ps.length }
 
 // Prepare compiles a StreamDataRequest and pins its point in time: every
 // error a client can cause is reported here, before any byte of the page
@@ -166,77 +158,31 @@ func (s *Service) Prepare(ctx context.Context, tenant string, r *Request) (*Page
 	return &PageStream{s: s, p: p, q: q, k: k, start: start, offset: r.Offset, length: length, pt: pt}, nil
 }
 
-// Write reads the page and renders it to w row by row as the engine
-// yields them (PostgreSQL: from the cursor; memory: from the snapshot):
-// the head first, then the rows, flushed after the first and every
-// flushEvery rows, then lastRowIndexPosition. On an error the rows written
-// so far stay written and the object is left open: the caller ends it.
-func (ps *PageStream) Write(ctx context.Context, w RowWriter) error {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"pointTime":`...)
-	b = strconv.AppendInt(b, ps.pt, 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(ps.offset), 10)
-	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(ps.length), 10)
-	b = append(b, `,"rows":[`...)
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
+// Rows reads the page and calls yield with each row as the engine yields
+// it (PostgreSQL: from the cursor; memory: from the snapshot); the Row is
+// reused between calls. It returns the lastRowIndexPosition of the page
+// (its first position minus one when the page is empty). An error of
+// yield ends the page with that error.
+func (ps *PageStream) Rows(ctx context.Context, yield func(*Row) error) (int, error) {
 	n := 0
 	var last storage.StreamMark
+	var row Row
 	err := ps.s.pager.StreamPage(ctx, ps.q, func(e *storage.Entity, m storage.StreamMark) error {
-		b = b[:0]
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = ps.p.appendRow(b, e)
-		if _, err := w.Write(b); err != nil {
+		ps.p.fillRow(&row, e)
+		if err := yield(&row); err != nil {
 			return err
 		}
 		n++
 		last = m
-		if n == 1 || n%flushEvery == 0 {
-			return w.Flush()
-		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n > 0 {
 		ps.s.marks.store(ps.k, ps.start+n, last)
 	}
-	b = append(b[:0], `],"lastRowIndexPosition":`...)
-	b = strconv.AppendInt(b, int64(ps.start+n-1), 10)
-	b = append(b, '}')
-	_, err = w.Write(b)
-	return err
-}
-
-// sliceWriter renders into a byte slice.
-type sliceWriter struct{ b []byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-func (*sliceWriter) Flush() error { return nil }
-
-// Get reads one page and renders the whole StreamDataFetchResult into dst
-// (for callers that want it in memory; HTTP streams with Prepare and
-// Write).
-func (s *Service) Get(ctx context.Context, tenant string, r *Request, dst []byte) ([]byte, error) {
-	ps, err := s.Prepare(ctx, tenant, r)
-	if err != nil {
-		return nil, err
-	}
-	w := &sliceWriter{b: dst}
-	if err := ps.Write(ctx, w); err != nil {
-		return nil, err
-	}
-	return w.b, nil
+	return ps.start + n - 1, nil
 }
 
 // DeleteResult is a StreamDataDeleteResult: how many entities the
