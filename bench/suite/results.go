@@ -119,6 +119,35 @@ func (r *results) table() string {
 		sh := summarize(col(r.samples[h]["health/memory"], func(s sample) float64 { return float64(s.RSSIdleKiB) / 1024 }))
 		fmt.Fprintf(&b, "| idle RSS after start-up (memory, jwt), MiB | %s | %s | %s |\n", sa, sh, verdict(sa, sh))
 	}
+	if len(r.builds) > 2 && r.builds[0].Name == "schema" {
+		b.WriteString(r.variantTable())
+	}
+	return b.String()
+}
+
+// variantTable states, for -pg-variants, what each dropped part cost per
+// create: the unchanged schema's svc + PostgreSQL CPU less the variant's,
+// both medians of the same rounds, with the variant's spread.
+func (r *results) variantTable() string {
+	var b strings.Builder
+	base := r.builds[0].Name
+	b.WriteString("\n### What each part of the schema costs: svc + PostgreSQL CPU per request or entity, schema as migrated less the variant\n\n")
+	b.WriteString("| scenario | variant (what is left out) | schema µs | variant µs | cost of the part µs | share |\n|---|---|---|---|---|---|\n")
+	for _, sc := range r.scens {
+		if sc.Engine != "postgres" {
+			continue
+		}
+		sa := summarize(col(r.samples[base][sc.Name], totalCPU))
+		for _, bd := range r.builds[1:] {
+			sv := summarize(col(r.samples[bd.Name][sc.Name], totalCPU))
+			d := sa.Median - sv.Median
+			share := "—"
+			if sa.Median > 0 {
+				share = fmt.Sprintf("%.0f %%", 100*d/sa.Median)
+			}
+			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s | %s |\n", sc.Name, bd.Name, variantWhat(bd.Name), sa, sv, fmtNum(d), share)
+		}
+	}
 	return b.String()
 }
 
