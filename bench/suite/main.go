@@ -57,28 +57,38 @@ type scenario struct {
 	// Unix: svc reaches PostgreSQL over its Unix socket instead of TCP
 	// loopback (the "-unix" rows: what a server on the same host saves).
 	Unix bool
+	// Preload is a loadgen run (its arguments) made before the measured
+	// one, not counted: the "-held" rows measure a server that already
+	// holds what it wrote.
+	Preload []string
 }
 
 var all = []scenario{
-	{"health/memory", "health", "memory", 16, "health", 1, false},
-	{"token/memory", "token", "memory", 4, "sign", 1, false},
-	{"get-1kb/memory", "get", "memory", 16, "health", 1, false},
-	{"create-1kb/memory", "create", "memory", 16, "health", 1, false},
-	{"collection-1kb/memory", "collection", "memory", 2, "health", 1000, false},
-	{"order-get/memory", "order-get", "memory", 16, "health", 1, false},
-	{"order-create/memory", "order-create", "memory", 16, "health", 1, false},
-	{"order-collection/memory", "order-collection", "memory", 2, "health", 1000, false},
-	{"export-simple-view/memory", "order-export", "memory", 1, "health", 1, false},
-	{"get-1kb/postgres", "get", "postgres", 16, "insert1", 1, false},
-	{"create-1kb/postgres", "create", "postgres", 16, "insert1", 1, false},
-	{"collection-1kb/postgres", "collection", "postgres", 2, "insert1000", 1000, false},
-	{"order-get/postgres", "order-get", "postgres", 16, "insert1", 1, false},
-	{"order-create/postgres", "order-create", "postgres", 16, "insert1", 1, false},
-	{"order-collection/postgres", "order-collection", "postgres", 2, "insert1000", 1000, false},
-	{"order-get/postgres-unix", "order-get", "postgres", 16, "insert1", 1, true},
-	{"order-create/postgres-unix", "order-create", "postgres", 16, "insert1", 1, true},
-	{"order-collection/postgres-unix", "order-collection", "postgres", 2, "insert1000", 1000, true},
+	{"health/memory", "health", "memory", 16, "health", 1, false, nil},
+	{"token/memory", "token", "memory", 4, "sign", 1, false, nil},
+	{"get-1kb/memory", "get", "memory", 16, "health", 1, false, nil},
+	{"create-1kb/memory", "create", "memory", 16, "health", 1, false, nil},
+	{"collection-1kb/memory", "collection", "memory", 2, "health", 1000, false, nil},
+	{"order-get/memory", "order-get", "memory", 16, "health", 1, false, nil},
+	{"order-create/memory", "order-create", "memory", 16, "health", 1, false, nil},
+	{"order-collection/memory", "order-collection", "memory", 2, "health", 1000, false, nil},
+	{"export-simple-view/memory", "order-export", "memory", 1, "health", 1, false, nil},
+	{"get-1kb/postgres", "get", "postgres", 16, "insert1", 1, false, nil},
+	{"create-1kb/postgres", "create", "postgres", 16, "insert1", 1, false, nil},
+	{"collection-1kb/postgres", "collection", "postgres", 2, "insert1000", 1000, false, nil},
+	{"order-get/postgres", "order-get", "postgres", 16, "insert1", 1, false, nil},
+	{"order-create/postgres", "order-create", "postgres", 16, "insert1", 1, false, nil},
+	{"order-collection/postgres", "order-collection", "postgres", 2, "insert1000", 1000, false, nil},
+	{"collection-1kb-held/memory", "collection", "memory", 2, "health", 1000, false, heldPreload},
+	{"order-get/postgres-unix", "order-get", "postgres", 16, "insert1", 1, true, nil},
+	{"order-create/postgres-unix", "order-create", "postgres", 16, "insert1", 1, true, nil},
+	{"order-collection/postgres-unix", "order-collection", "postgres", 2, "insert1000", 1000, true, nil},
 }
+
+// heldPreload is 300 000 single creates of loadgen's ~1 KB document (issue
+// 25 item 2: collection ingest into a server that holds 300 000 entities,
+// against the same into a fresh one).
+var heldPreload = []string{"-scenario", "create", "-c", "16", "-n", "300000", "-d", "30m"}
 
 // sets are the scenario lists of -set.
 var sets = map[string][]string{
@@ -91,6 +101,9 @@ var sets = map[string][]string{
 	// storage: the PostgreSQL write scenarios, for -pg-variants (what each
 	// index and the audit rows cost per create).
 	"storage": {"health/memory", "order-create/postgres", "order-collection/postgres"},
+	// held: the memory engine's ratios of issue 25 item 2 (collection into
+	// a server holding 300 000 entities over a fresh one; create over get).
+	"held": {"health/memory", "get-1kb/memory", "create-1kb/memory", "collection-1kb/memory", "collection-1kb-held/memory"},
 	// unix: TCP loopback and the Unix socket side by side.
 	"unix": {"health/memory", "order-get/postgres", "order-create/postgres", "order-collection/postgres",
 		"order-get/postgres-unix", "order-create/postgres-unix", "order-collection/postgres-unix"},
@@ -440,6 +453,13 @@ func runOne(ctx context.Context, cfg config, b build, sc scenario, pg *pgServer,
 	if b.SQL != "" && pgURL != "" {
 		if err := execSQL(ctx, pgURL, b.SQL); err != nil {
 			return sample{}, fmt.Errorf("variant %s: %w", b.Name, err)
+		}
+	}
+	if len(sc.Preload) > 0 {
+		pre := exec.CommandContext(ctx, cfg.loadgen, append([]string{"-url", base}, sc.Preload...)...)
+		pre.Env = append(os.Environ(), "LOADGEN_CLIENT_ID=benchsuite", "LOADGEN_CLIENT_SECRET="+secret)
+		if o, err := pre.CombinedOutput(); err != nil {
+			return sample{}, fmt.Errorf("preload: %v\n%s", err, o)
 		}
 	}
 	var s sample

@@ -107,6 +107,7 @@ func (r *results) table() string {
 				summarize(col(ss, func(s sample) float64 { return float64(s.RSSIdleKiB) / 1024 })), r.multiples(bd.Name, sc))
 		}
 	}
+	b.WriteString(r.ratioTable())
 	if len(r.builds) == 2 {
 		a, h := r.builds[0].Name, r.builds[1].Name
 		fmt.Fprintf(&b, "\n### %s → %s: svc (+ PostgreSQL) CPU per request or entity\n\n", a, h)
@@ -149,6 +150,41 @@ func (r *results) variantTable() string {
 		}
 	}
 	return b.String()
+}
+
+// ratioPairs are figures read as a ratio of two scenarios of the same
+// build and round (issue 25 item 2's targets).
+var ratioPairs = []struct{ Num, Den, What string }{
+	{"collection-1kb-held/memory", "collection-1kb/memory", "collection into a server holding 300 000 entities ÷ into a fresh one (target ≤ 1.25)"},
+	{"create-1kb/memory", "get-1kb/memory", "single create ÷ get (target ≤ 2)"},
+}
+
+// ratioTable prints, per build, each ratio pair present in the run as the
+// median and spread of the per-round ratios of svc CPU.
+func (r *results) ratioTable() string {
+	var b strings.Builder
+	for _, p := range ratioPairs {
+		if !r.hasScenario(p.Num) || !r.hasScenario(p.Den) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n### Ratios of svc CPU, per round (same build, same round)\n\n| ratio | build | median ± spread |\n|---|---|---|\n")
+		}
+		for _, bd := range r.builds {
+			num, den := col(r.samples[bd.Name][p.Num], svcCPU), col(r.samples[bd.Name][p.Den], svcCPU)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", p.What, bd.Name, summarize(ratios(num, den)))
+		}
+	}
+	return b.String()
+}
+
+func (r *results) hasScenario(name string) bool {
+	for _, sc := range r.scens {
+		if sc.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // writeBenchstat writes one file per build, NAME.txt, in the Go benchmark
