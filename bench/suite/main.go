@@ -79,6 +79,8 @@ var all = []scenario{
 	{"order-get/postgres", "order-get", "postgres", 16, "insert1", 1, false, nil},
 	{"order-create/postgres", "order-create", "postgres", 16, "insert1", 1, false, nil},
 	{"order-collection/postgres", "order-collection", "postgres", 2, "insert1000", 1000, false, nil},
+	{"create-1kb-c1/memory", "create", "memory", 1, "health", 1, false, nil},
+	{"model-list/memory", "model-list", "memory", 16, "health", 1, false, nil},
 	{"collection-1kb-held/memory", "collection", "memory", 2, "health", 1000, false, heldPreload},
 	{"order-get/postgres-unix", "order-get", "postgres", 16, "insert1", 1, true, nil},
 	{"order-create/postgres-unix", "order-create", "postgres", 16, "insert1", 1, true, nil},
@@ -104,6 +106,9 @@ var sets = map[string][]string{
 	// held: the memory engine's ratios of issue 25 item 2 (collection into
 	// a server holding 300 000 entities over a fresh one; create over get).
 	"held": {"health/memory", "get-1kb/memory", "create-1kb/memory", "collection-1kb/memory", "collection-1kb-held/memory"},
+	// issue25: the rows of issue 25's table (memory engine, 1 KB documents).
+	"issue25": {"health/memory", "token/memory", "get-1kb/memory", "create-1kb/memory", "create-1kb-c1/memory",
+		"collection-1kb/memory", "collection-1kb-held/memory", "model-list/memory"},
 	// unix: TCP loopback and the Unix socket side by side.
 	"unix": {"health/memory", "order-get/postgres", "order-create/postgres", "order-collection/postgres",
 		"order-get/postgres-unix", "order-create/postgres-unix", "order-collection/postgres-unix"},
