@@ -46,7 +46,7 @@ import (
 type scenario struct {
 	Name    string // e.g. "order-create/postgres"
 	Loadgen string // loadgen's scenario
-	Engine  string // memory or postgres
+	Engine  string // memory, sqlite or postgres
 	C       int    // connections
 	// Yard names the yardstick the figure is best read against: sign,
 	// health, insert1 or insert1000.
@@ -82,6 +82,9 @@ var all = []scenario{
 	{"create-1kb-c1/memory", "create", "memory", 1, "health", 1, false, nil},
 	{"model-list/memory", "model-list", "memory", 16, "health", 1, false, nil},
 	{"collection-1kb-held/memory", "collection", "memory", 2, "health", 1000, false, heldPreload},
+	{"order-get/sqlite", "order-get", "sqlite", 16, "health", 1, false, nil},
+	{"order-create/sqlite", "order-create", "sqlite", 16, "health", 1, false, nil},
+	{"order-collection/sqlite", "order-collection", "sqlite", 2, "health", 1000, false, nil},
 	{"order-get/postgres-unix", "order-get", "postgres", 16, "insert1", 1, true, nil},
 	{"order-create/postgres-unix", "order-create", "postgres", 16, "insert1", 1, true, nil},
 	{"order-collection/postgres-unix", "order-collection", "postgres", 2, "insert1000", 1000, true, nil},
@@ -109,6 +112,9 @@ var sets = map[string][]string{
 	// issue25: the rows of issue 25's table (memory engine, 1 KB documents).
 	"issue25": {"health/memory", "token/memory", "get-1kb/memory", "create-1kb/memory", "create-1kb-c1/memory",
 		"collection-1kb/memory", "collection-1kb-held/memory", "model-list/memory"},
+	// sqlite: the SQLite engine beside the memory engine (issue 27 item 6).
+	"sqlite": {"health/memory", "order-get/memory", "order-create/memory", "order-collection/memory",
+		"order-get/sqlite", "order-create/sqlite", "order-collection/sqlite"},
 	// unix: TCP loopback and the Unix socket side by side.
 	"unix": {"health/memory", "order-get/postgres", "order-create/postgres", "order-collection/postgres",
 		"order-get/postgres-unix", "order-create/postgres-unix", "order-collection/postgres-unix"},
@@ -418,6 +424,14 @@ func runOne(ctx context.Context, cfg config, b build, sc scenario, pg *pgServer,
 		"SVC_HTTP_PORT="+strconv.Itoa(ports[0]), "SVC_ADMIN_PORT="+strconv.Itoa(ports[1]), "SVC_GRPC_PORT="+strconv.Itoa(ports[2]),
 		"SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=warn")
 	pgPID, pgURL := 0, ""
+	if sc.Engine == "sqlite" {
+		dir, err := os.MkdirTemp("", "benchsuite-sqlite-")
+		if err != nil {
+			return sample{}, err
+		}
+		defer os.RemoveAll(dir)
+		env = append(env, "SVC_SQLITE_PATH="+filepath.Join(dir, "svc.db"))
+	}
 	if sc.Engine == "postgres" {
 		url, drop, err := pg.freshDB(ctx, "benchsuite")
 		if err != nil {

@@ -157,6 +157,9 @@ func (r *results) variantTable() string {
 var ratioPairs = []struct{ Num, Den, What string }{
 	{"collection-1kb-held/memory", "collection-1kb/memory", "collection into a server holding 300 000 entities ÷ into a fresh one (target ≤ 1.25)"},
 	{"create-1kb/memory", "get-1kb/memory", "single create ÷ get (target ≤ 2)"},
+	{"order-get/sqlite", "order-get/memory", "SQLite get ÷ memory get (issue 27, target ≤ 1.5)"},
+	{"order-create/sqlite", "order-create/memory", "SQLite single create ÷ memory's"},
+	{"order-collection/sqlite", "order-collection/memory", "SQLite collection ÷ memory's, per entity"},
 }
 
 // ratioTable prints, per build, each ratio pair present in the run as the
