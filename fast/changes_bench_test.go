@@ -83,7 +83,7 @@ func BenchmarkChangeFeedCreate(b *testing.B) {
 		subs   int
 	}
 	variants := []variant{{"feed=off", false, 0}, {"subscriptions=0", true, 0}, {"subscriptions=10", true, 10}}
-	for _, engine := range []string{"memory", "sqlite"} {
+	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		for _, v := range variants {
 			b.Run(engine+"/"+v.name, func(b *testing.B) {
 				e := feedBenchEnv(b, engine, v.record, v.subs)
