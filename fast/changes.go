@@ -25,7 +25,6 @@ import (
 // the connection open.
 const sseKeepAlive = 15 * time.Second
 
-
 func changeFeedExtRoutes() []Route {
 	return []Route{
 		{"POST", "/subscriptions", "createSubscription", TagEntity, "Subscribe to entity changes (svc extension)", Authenticated, nil},
