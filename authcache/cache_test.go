@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/iam"
+	"svc/internal/await"
 	"svc/storage"
 	"svc/storage/memory"
 )
@@ -146,7 +147,9 @@ func TestUnknownKidReloadAndNegativeCache(t *testing.T) {
 	}
 
 	bogus := f.mint(t, "no-such-kid", nil)
-	time.Sleep(minReloadGap + 50*time.Millisecond)
+	// Past the reload gap by the cache's clock instead of sleeping it out.
+	later := time.Now().Add(minReloadGap + 50*time.Millisecond)
+	f.cache.SetClock(func() time.Time { return later })
 	before = f.store.lists.Load()
 	for i := 0; i < 20; i++ {
 		if _, err := f.cache.Verify(ctx, []byte(bogus)); !errors.Is(err, ErrUnknownKID) {
@@ -258,15 +261,11 @@ func TestReconcileLoopRunsAndStops(t *testing.T) {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second) // generous: loaded machine
-	for st.lists.Load() < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if st.lists.Load() < 4 {
-		t.Fatalf("loop reconciled %d times", st.lists.Load())
-	}
+	await.Value(t, await.Long, func() (int64, bool) { n := st.lists.Load(); return n, n >= 4 }, "the loop reconciles 4 times")
 	c.Close()
 	n := st.lists.Load()
+	// A real sleep: an absence (no reconcile after Close) is only seen by
+	// waiting; 100 ms is five reconcile intervals.
 	time.Sleep(100 * time.Millisecond)
 	if st.lists.Load() != n {
 		t.Fatal("loop still running after Stop")
@@ -367,30 +366,15 @@ func TestFailClosedWithCoarseClock(t *testing.T) {
 	if _, err := c.Verify(context.Background(), tok); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * clockTick)
-	if !c.coarse.Load() {
-		t.Fatal("coarse clock not running")
-	}
+	await.Until(t, await.Long, c.coarse.Load, "the coarse clock runs")
 	st.fail.Store(true)
-	deadline := time.Now().Add(60 * time.Second) // generous: loaded machine
-	for {
+	await.Value(t, await.Long, func() (error, bool) {
 		_, err := c.Verify(context.Background(), tok)
-		if errors.Is(err, ErrStale) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still verifying with failing reconciles: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err, errors.Is(err, ErrStale)
+	}, "verification fails closed (ErrStale) with failing reconciles")
 	st.fail.Store(false)
-	for {
-		if _, err := c.Verify(context.Background(), tok); err == nil {
-			break
-		}
-		if time.Now().After(deadline.Add(5 * time.Second)) {
-			t.Fatal("did not reopen after reconciles succeeded again")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Value(t, await.Long, func() (error, bool) {
+		_, err := c.Verify(context.Background(), tok)
+		return err, err == nil
+	}, "verification reopens after reconciles succeed again")
 }

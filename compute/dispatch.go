@@ -194,6 +194,9 @@ func (s *Server) memberFor(ctx context.Context, tenant string, tags []string, ta
 			t := time.NewTimer(s.cfg.DispatchWaitTimeout)
 			defer t.Stop()
 			deadline = t.C
+			if s.testWaiting != nil {
+				s.testWaiting()
+			}
 			if s.dir != nil {
 				tk := time.NewTicker(peerPoll)
 				defer tk.Stop()

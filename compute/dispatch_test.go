@@ -205,13 +205,15 @@ func TestMemberLossDuringCall(t *testing.T) {
 func TestDispatchWaitsForMember(t *testing.T) {
 	t.Parallel()
 	s, addr := startServer(t, Config{DispatchWaitTimeout: 5 * time.Second})
+	waiting := make(chan struct{})
+	s.testWaiting = func() { close(waiting) }
 	done := make(chan error, 1)
 	go func() {
 		_, err := (&workflow.Engine{Dispatcher: s}).Create(context.Background(),
 			procSet(t, "SYNC", `{"calculationNodesTags":"late"}`), run("t1", `{}`))
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-waiting // the dispatch found no member and waits
 	connect(t, addr, "m2m-t1", member.Handlers{Processor: func(context.Context, *member.Call) (json.RawMessage, error) {
 		return nil, nil
 	}}, "late")
@@ -539,6 +541,8 @@ func TestMemberRunReconnects(t *testing.T) {
 // server used to greet before registering, so a dispatch right after the
 // greet could get NO_COMPUTE_MEMBER_FOR_TAG.
 func TestGreetedMemberIsDispatchable(t *testing.T) {
+	// Not a wait: the sleep widens the window between greet and
+	// registration that the old order left open.
 	testHookAfterGreet = func() { time.Sleep(100 * time.Millisecond) }
 	t.Cleanup(func() { testHookAfterGreet = nil })
 	s, addr := startServer(t, Config{})

@@ -14,6 +14,7 @@ import (
 	"svc/cluster/clustertest"
 	"svc/compute/member"
 	"svc/compute/wire"
+	"svc/internal/await"
 	"svc/platform/apierr"
 	"svc/workflow"
 )
@@ -39,19 +40,12 @@ func TestOnTagsChanged(t *testing.T) {
 	})
 	reports := func(n int) []tagReport {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		return await.Value(t, 20*time.Second, func() ([]tagReport, bool) {
 			mu.Lock()
+			defer mu.Unlock()
 			c := slices.Clone(got)
-			mu.Unlock()
-			if len(c) >= n {
-				return c
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d reports, want %d: %v", len(c), n, c)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return c, len(c) >= n
+		}, "%d tag reports", n)
 	}
 	m1 := connect(t, addr, "m2m-t1", member.Handlers{}, "b", "a")
 	m2 := connect(t, addr, "m2m-t1", member.Handlers{}, "a") // no change: not reported

@@ -92,6 +92,9 @@ type Server struct {
 	// wg tracks every goroutine the server starts (Serve, per-stream
 	// receivers and senders) so Stop returns only when all have ended.
 	wg sync.WaitGroup
+	// testWaiting, set by a test before the server is used, runs when a
+	// dispatch finds no member and starts waiting for one.
+	testWaiting func()
 }
 
 // New builds a server; Start or Serve runs it.

@@ -73,7 +73,7 @@ func newSchedFixture(t *testing.T, workflows string) *schedFixture {
 
 func (f *schedFixture) importWorkflows(body string) {
 	f.t.Helper()
-	if err := f.msvc.ImportWorkflows(f.ctx, "A", f.key, []byte(body), slog.New(slog.DiscardHandler)); err != nil {
+	if err := f.msvc.ImportWorkflows(f.ctx, "A", f.key, parseWorkflows(f.t, body), slog.New(slog.DiscardHandler)); err != nil {
 		f.t.Fatal(err)
 	}
 }

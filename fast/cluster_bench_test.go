@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/compute/member"
+	"svc/internal/await"
 	"svc/workflow"
 )
 
@@ -42,15 +43,7 @@ func BenchmarkClusterDispatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { m.Close() })
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if n, _ := env.mesh.View("B").Lookup("A"); len(n.Tags["T"]) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("A's tags never reached the mesh")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.Until(b, await.Long, func() bool { n, _ := env.mesh.View("B").Lookup("A"); return len(n.Tags["T"]) > 0 }, "A's tags reach the mesh")
 	call := func() *workflow.ProcessorCall {
 		return &workflow.ProcessorCall{Processor: "p", ExecutionMode: "SYNC", Call: workflow.Call{
 			Tenant: "T", Auth: workflow.Auth{Kind: "user", ID: "u-T"}, TransactionID: "00000000-0000-0000-0000-000000000002",

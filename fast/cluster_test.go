@@ -374,6 +374,8 @@ func TestClusterDispatchErrors(t *testing.T) {
 	got := make(chan struct{}, 2)
 	done := make(chan entityResp, 1)
 	go func() { done <- b.call("T", "POST", "/entity/JSON/order/1", []byte(`{"n":1}`)) }()
+	// A real sleep: B's dispatch waiting for a member is not observable
+	// from here; joining too early would only skip the poll, never fail.
 	time.Sleep(300 * time.Millisecond)
 	env.member(a, "T", member.Handlers{
 		Criteria: func(ctx context.Context, c *member.Call) (bool, string, error) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"svc/entity"
+	"svc/internal/await"
 )
 
 // phaseLog records the merge-patch phases a service went through; wait
@@ -50,10 +51,7 @@ func (l *phaseLog) hook(ctx context.Context, p entity.PatchPhase) {
 	if hold != nil && p == entity.PatchChecked {
 		l.holding <- struct{}{}
 		<-hold
-		deadline := time.Now().Add(60 * time.Second)
-		for !entity.ClientGone(ctx) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		await.Poll(await.Long, func() bool { return entity.ClientGone(ctx) })
 	}
 	l.mu.Lock()
 	l.phases = append(l.phases, p)

@@ -222,7 +222,9 @@ func scheduledCancelled(t *testing.T, env *entityEnv) {
 	if k := kinds(leave); k != "UPDATE STATE_MACHINE_FINISH SCHEDULED_TRANSITION_CANCEL TRANSITION_MAKE STATE_MACHINE_START" {
 		t.Fatalf("manual transition trail: %s", k)
 	}
-	// Well past the delay the entity has not moved.
+	// Well past the delay the entity has not moved. A real sleep: an
+	// absence is only seen by waiting, and the scheduler scans on its
+	// own ticker.
 	time.Sleep(600 * time.Millisecond)
 	if st := env.get("A", "/entity/"+id).Meta.State; st != "GONE" || len(itemsOf(env.trailOf("A", id), "SCHEDULED_TRANSITION_FIRE")) != 0 {
 		t.Fatalf("state %s after cancel", st)
@@ -235,7 +237,8 @@ func scheduledDeclined(t *testing.T, env *entityEnv) {
 	await.Until(t, await.Long, func() bool {
 		return len(itemsOf(env.trailOf("A", id), "TRANSITION_NOT_MATCH_CRITERION")) > 0
 	}, "the declined fire")
-	// Well past the redispatch backoff (1 s here): no retry.
+	// Well past the redispatch backoff (1 s here): no retry. A real sleep,
+	// as above: an absence is only seen by waiting.
 	time.Sleep(1500 * time.Millisecond)
 	p := env.trailOf("A", id)
 	if n := len(itemsOf(p, "TRANSITION_NOT_MATCH_CRITERION")); n != 1 || env.get("A", "/entity/"+id).Meta.State != "WAIT" {

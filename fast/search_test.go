@@ -9,6 +9,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"svc/internal/await"
 )
 
 func TestSearchAPI(t *testing.T) {
@@ -197,6 +199,8 @@ func searchSort(t *testing.T, env *searchEnv, ids map[string]string) {
 
 func searchPIT(t *testing.T, env *searchEnv) {
 	id, _ := env.create("A", "prod", 1, `{"name":"pit","price":1,"flag":true,"tags":[],"nested":{"k":9}}`)
+	// Real sleeps: writes are stamped with the wall clock, and the point
+	// in time must fall strictly between the two revisions.
 	time.Sleep(5 * time.Millisecond)
 	at := time.Now().UTC()
 	time.Sleep(5 * time.Millisecond)
@@ -216,20 +220,16 @@ func searchPIT(t *testing.T, env *searchEnv) {
 
 func (e *searchEnv) waitJob(tenant, id string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return await.Value(e.t, 30*time.Second, func() (map[string]any, bool) {
 		st := e.call(tenant, "GET", "/search/async/"+id+"/status", nil).ok(e.t).obj(e.t)
 		if st["searchJobStatus"] != "RUNNING" {
-			return st
+			return st, true
 		}
 		if _, ok := st["finishTime"]; ok {
 			e.t.Fatalf("RUNNING with finishTime: %v", st)
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("job %s still RUNNING", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return st, false
+	}, "job %s leaves RUNNING", id)
 }
 
 func searchAsync(t *testing.T, env *searchEnv, ids map[string]string) {

@@ -11,6 +11,8 @@ import (
 
 	json "github.com/goccy/go-json"
 	"github.com/jackc/pgx/v5"
+
+	"svc/internal/await"
 )
 
 // rawSQL posts a query without touching t (it runs on other goroutines)
@@ -58,18 +60,14 @@ func (e *sqlEnv) longSQL(t *testing.T, su *pgx.Conn, tenant string) <-chan struc
 		_, _ = su.Exec(context.Background(), `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%'||$1`, tag)
 		<-done
 	})
-	for end := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	await.Until(t, 60*time.Second, func() bool {
 		var n int
 		if err := su.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1`, tag).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			return done
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s's long query never started", tenant)
-		}
-	}
+		return n == 1
+	}, "%s's long query starts", tenant)
+	return done
 }
 
 // TestSQLConnectionBoundsHTTP (issue 23 item 5) serves with 2 SQL

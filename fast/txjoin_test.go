@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,8 +41,11 @@ import (
 type joinEnv struct {
 	*behavEnv
 	rpc cloudapi.CloudEventsServiceClient
-	// sg signs the service's routing tokens.
-	sg *txtoken.Signer
+	// sg signs the service's routing tokens, on a clock skew ahead of
+	// the wall clock (advance), so a test outlives a token's lifetime
+	// without waiting it out.
+	sg   *txtoken.Signer
+	skew *atomic.Int64
 	// proc is the member's processor behaviour of the current step.
 	mu   sync.Mutex
 	proc func(ctx context.Context, c *member.Call) (json.RawMessage, error)
@@ -62,6 +66,8 @@ func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	skew := new(atomic.Int64)
+	sg = sg.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)),
 		entity.WithConditions(ssvc), entity.WithTxTokens(sg))
 	msvc.SetEntityCounter(esvc)
@@ -82,7 +88,7 @@ func newJoinEnv(t *testing.T, engine string, ttl time.Duration) *joinEnv {
 	}
 	t.Cleanup(func() { conn.Close() })
 	env := &joinEnv{behavEnv: &behavEnv{entityEnv: &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc},
-		grpcAddr: lis.Addr().String(), compute: csrv}, rpc: cloudapi.NewCloudEventsServiceClient(conn), sg: sg}
+		grpcAddr: lis.Addr().String(), compute: csrv}, rpc: cloudapi.NewCloudEventsServiceClient(conn), sg: sg, skew: skew}
 	env.member("A", member.Handlers{Processor: func(ctx context.Context, c *member.Call) (json.RawMessage, error) {
 		env.mu.Lock()
 		p := env.proc
@@ -471,8 +477,9 @@ func TestJoinTokenErrors(t *testing.T) {
 	}
 	// Still live: the token joins.
 	env.call("A", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).ok(t)
-	// Past its lifetime (3 s, rounded up to the second) it is expired.
-	time.Sleep(4100 * time.Millisecond)
+	// Past its lifetime (3 s, rounded up to the second) it is expired: the
+	// signer's clock moves on instead of the test sleeping 4 s.
+	env.skew.Add(int64(4100 * time.Millisecond))
 	env.call("A", "GET", "/entity/"+side, nil, "X-Tx-Token", tok).problem(t, 410, "TRANSACTION_EXPIRED")
 	var er wire.EntityResponse
 	if err := env.grpcCall("A", tok, wire.TypeEntityGetRequest, map[string]any{"entityId": side}, &er); err != nil ||

@@ -1,7 +1,10 @@
 package fast
 
 import (
+	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
+
+	"svc/workflow"
 )
 
 // workflowHandlers serves a model's workflow import and export
@@ -19,7 +22,14 @@ func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			if err := svc.ImportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key, ctx.PostBody(), s.log); err != nil {
+			// Decoded here, before the model lookup: a bad body answers
+			// 400 even for an unknown model.
+			req, err := workflow.ParseImport(ctx.PostBody())
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			if err := svc.ImportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key, req, s.log); err != nil {
 				s.writeError(ctx, err)
 				return
 			}
@@ -32,7 +42,12 @@ func workflowHandlers(s *Server) map[string]fasthttp.RequestHandler {
 				s.writeError(ctx, err)
 				return
 			}
-			out, err := svc.ExportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key)
+			res, err := svc.ExportWorkflows(dctx(ctx), PrincipalOf(ctx).TenantID, key)
+			if err != nil {
+				s.writeError(ctx, err)
+				return
+			}
+			out, err := json.Marshal(res)
 			if err != nil {
 				s.writeError(ctx, err)
 				return

@@ -5,11 +5,13 @@ import (
 
 	"svc/platform/apierr"
 	"svc/storage"
+	"svc/workflow"
 )
 
 // TestOddTextRefusedWithoutTheHTTPGuard: the model service itself (what
-// the gRPC model RPCs call) refuses names that are not text and sample or
-// workflow documents with odd text or duplicate keys, on both engines,
+// the gRPC model RPCs call) refuses names that are not text and sample
+// documents with odd text or duplicate keys, on both engines, and so does
+// the workflow import decoder every adapter calls (workflow.ParseImport),
 // with 400 BAD_REQUEST rather than a storage error.
 func TestOddTextRefusedWithoutTheHTTPGuard(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, store storage.Models) {
@@ -27,7 +29,9 @@ func TestOddTextRefusedWithoutTheHTTPGuard(t *testing.T) {
 			wantCode(t, err, apierr.BadRequest.String())
 		}
 		mustImport(t, s, "A", k, `{"a":1}`)
-		err := s.ImportWorkflows(ctxb, "A", k, []byte(`{"importMode":"MERGE","workflows":[{"name":"w","name":"v"}]}`), nil)
+		// The adapter decodes a workflow import with workflow.ParseImport
+		// before model.Service sees it; the refusal happens there.
+		_, err := workflow.ParseImport([]byte(`{"importMode":"MERGE","workflows":[{"name":"w","name":"v"}]}`))
 		wantCode(t, err, apierr.BadRequest.String())
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"svc/platform/jsondoc"
 	"svc/storage"
 	"svc/workflow"
 )
@@ -17,22 +16,16 @@ import (
 // (no model schema: criteria paths are lenient, docs/decisions/0017-workflow-engine.md).
 var workflowChecker workflow.ConditionChecker = workflow.NewPredicateCriteria(0)
 
-// ImportWorkflows applies a workflow import body to a model (docs/decisions/0016-workflow-definitions.md,
-// in that order): the checks that need no model (size, strict decode,
-// import mode, schema versions), then the model lookup (404
-// MODEL_NOT_FOUND), validation and the import mode, then the write, retried
-// when a concurrent writer moved the model's revision on. A MERGE of
-// nothing writes nothing. log receives the "workflow import applied" line.
-func (s *Service) ImportWorkflows(ctx context.Context, tenant string, key storage.ModelKey, body []byte, log *slog.Logger) error {
-	if err := jsondoc.Refusal(body, ""); err != nil {
-		return err
-	}
-	req, err := workflow.ParseImport(body)
-	if err != nil {
-		return err
-	}
+// ImportWorkflows applies a decoded workflow import to a model
+// (docs/decisions/0016-workflow-definitions.md, in that order): the checks
+// that need no model ran in workflow.ParseImport, which the adapter calls;
+// then the model lookup (404 MODEL_NOT_FOUND), validation and the import
+// mode, then the write, retried when a concurrent writer moved the model's
+// revision on. A MERGE of nothing writes nothing. log receives the
+// "workflow import applied" line.
+func (s *Service) ImportWorkflows(ctx context.Context, tenant string, key storage.ModelKey, req *workflow.ImportRequest, log *slog.Logger) error {
 	var res *workflow.ImportResult
-	_, err = s.update(ctx, tenant, key, "importing workflows into", func(m *storage.Model) error {
+	_, err := s.update(ctx, tenant, key, "importing workflows into", func(m *storage.Model) error {
 		r, err := workflow.Import(m.Workflows, req, workflowChecker)
 		if err != nil {
 			return err
@@ -54,9 +47,10 @@ func (s *Service) ImportWorkflows(ctx context.Context, tenant string, key storag
 	return nil
 }
 
-// ExportWorkflows renders a model's imported workflows (404 MODEL_NOT_FOUND
-// for an unknown model, 404 WORKFLOW_NOT_FOUND when none were imported).
-func (s *Service) ExportWorkflows(ctx context.Context, tenant string, key storage.ModelKey) ([]byte, error) {
+// ExportWorkflows reads a model's imported workflows (404 MODEL_NOT_FOUND
+// for an unknown model, 404 WORKFLOW_NOT_FOUND when none were imported);
+// the adapter encodes the result.
+func (s *Service) ExportWorkflows(ctx context.Context, tenant string, key storage.ModelKey) (*workflow.ExportResponse, error) {
 	m, err := s.get(ctx, tenant, key)
 	if err != nil {
 		return nil, err

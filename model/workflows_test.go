@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	json "github.com/goccy/go-json"
+
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
@@ -45,7 +47,7 @@ func TestImportWorkflowsRetriesARevisionRace(t *testing.T) {
 	}
 	svc := New(store, nil, WithMaxRetries(3))
 	store.races.Store(2)
-	if err := svc.ImportWorkflows(t.Context(), "A", key, []byte(wfBody), slog.New(slog.DiscardHandler)); err != nil {
+	if err := svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, wfBody), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatalf("import after two lost races: %v", err)
 	}
 	m, err := store.GetModel(t.Context(), "A", key)
@@ -59,7 +61,7 @@ func TestImportWorkflowsRetriesARevisionRace(t *testing.T) {
 
 	// More lost races than retries: the conflict surfaces (409 CONFLICT).
 	store.races.Store(10)
-	err = svc.ImportWorkflows(t.Context(), "A", key, []byte(wfBody), nil)
+	err = svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, wfBody), nil)
 	if !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("import losing every race: %v, want ErrConflict", err)
 	}
@@ -78,10 +80,14 @@ func TestExportWorkflowsStampsCurrentVersion(t *testing.T) {
 		t.Fatalf("export without workflows: %v", err)
 	}
 	// Import needs no unlocked model either.
-	if err := svc.ImportWorkflows(t.Context(), "A", key, []byte(strings.Replace(wfBody, "1.3", "1.1", 1)), nil); err != nil {
+	if err := svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, strings.Replace(wfBody, "1.3", "1.1", 1)), nil); err != nil {
 		t.Fatal(err)
 	}
-	out, err := svc.ExportWorkflows(t.Context(), "A", key)
+	res, err := svc.ExportWorkflows(t.Context(), "A", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"svc/compute/member"
 	"svc/entity"
 	"svc/iam"
+	"svc/internal/await"
 	"svc/model"
 	"svc/platform/apierr"
 	"svc/storage"
@@ -79,7 +80,7 @@ func TestFunctionScheduleOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	msvc := model.New(ms, nil)
-	if err := msvc.ImportWorkflows(ctx, "A", key, []byte(`{"workflows":[{"version":"1.3","name":"fn","initialState":"WAIT","states":{
+	if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, `{"workflows":[{"version":"1.3","name":"fn","initialState":"WAIT","states":{
 	  "WAIT":{"transitions":[{"name":"due","next":"DONE","manual":false,"schedule":{"function":{"name":"fire-at",
 	    "resultKind":"Schedule","calculationNodesTags":"sched","context":"c1","responseTimeoutMs":5000}}}]},"DONE":{}}}]}`), log); err != nil {
 		t.Fatal(err)
@@ -112,20 +113,13 @@ func TestFunctionScheduleOverGRPC(t *testing.T) {
 	if len(ts) != 1 || ts[0].TimeoutMs == nil || *ts[0].TimeoutMs != 60000 {
 		t.Fatalf("armed %+v", ts)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, 30*time.Second, func() bool {
 		e, err := svc.Get(uctx, "A", soon, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.State == "DONE" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("function schedule did not fire")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return e.State == "DONE"
+	}, "the function schedule fires")
 
 	born, err := create("expired")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"svc/entity"
 	"svc/iam"
+	"svc/internal/await"
 	"svc/model"
 	"svc/storage"
 	"svc/storage/memory"
@@ -71,7 +72,7 @@ func newWorld(t *testing.T, engine string, c *counter) *world {
 		t.Fatal(err)
 	}
 	msvc := model.New(ms, nil)
-	if err := msvc.ImportWorkflows(ctx, "A", key, []byte(`{"workflows":[{"version":"1.3","name":"timer","initialState":"WAIT","states":{
+	if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, `{"workflows":[{"version":"1.3","name":"timer","initialState":"WAIT","states":{
 	  "WAIT":{"transitions":[{"name":"timeout","next":"DONE","manual":false,"schedule":{"delayMs":50},
 	    "processors":[{"name":"count","executionMode":"SYNC"}]}]},"DONE":{}}}]}`), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
@@ -121,13 +122,7 @@ func TestFiresOnceWithTwoSchedulers(t *testing.T) {
 			a, b := New(w.tasks, w.svc, o), New(second.tasks, second.svc, o)
 			a.Start()
 			b.Start()
-			deadline := time.Now().Add(30 * time.Second)
-			for c.fired() < want {
-				if time.Now().After(deadline) {
-					t.Fatalf("fired %d of %d", c.fired(), want)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			await.Value(t, 30*time.Second, func() (int, bool) { n := c.fired(); return n, n >= want }, "%d tasks fired", want)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := a.Stop(ctx); err != nil {
@@ -299,13 +294,7 @@ func TestCoordinatorHandsOffRoundRobin(t *testing.T) {
 	for _, n := range nodes {
 		n.Start()
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for c.fired() < 40 {
-		if time.Now().After(deadline) {
-			t.Fatalf("fired %d of 40", c.fired())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Value(t, 60*time.Second, func() (int, bool) { n := c.fired(); return n, n >= 40 }, "40 tasks fired")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, n := range nodes {

@@ -124,16 +124,11 @@ func TestAsyncCapacityAndCancel(t *testing.T) {
 				t.Fatalf("cancelled job %+v", j)
 			}
 			// Capacity is given back once jobs end.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				_, err := s.Submit(ctx, allReq)
-				if err == nil {
-					break
-				}
-				if code(err) != "SEARCH_QUEUE_FULL" || time.Now().After(deadline) {
-					t.Fatalf("submit after jobs ended: %v", err)
-				}
-				time.Sleep(5 * time.Millisecond)
+			if !await.Poll(await.Long, func() bool {
+				_, err = s.Submit(ctx, allReq)
+				return err == nil || code(err) != "SEARCH_QUEUE_FULL"
+			}) || err != nil {
+				t.Fatalf("submit after jobs ended: %v", err)
 			}
 		})
 	}

@@ -3,8 +3,6 @@ package workflow
 import (
 	"fmt"
 
-	json "github.com/goccy/go-json"
-
 	"svc/platform/apierr"
 )
 
@@ -15,10 +13,10 @@ type ExportResponse struct {
 	Workflows    []Workflow `json:"workflows"`
 }
 
-// Export renders a model's stored workflows with every version stamped
-// CurrentVersion. A model without imported workflows answers 404
+// Export reads a model's stored workflows with every version stamped
+// CurrentVersion, for the adapter to encode. A model without imported workflows answers 404
 // WORKFLOW_NOT_FOUND; the default workflow is never exported.
-func Export(stored []byte, entityName string, modelVersion int) ([]byte, error) {
+func Export(stored []byte, entityName string, modelVersion int) (*ExportResponse, error) {
 	ws, err := Decode(stored)
 	if err != nil {
 		return nil, err
@@ -31,5 +29,5 @@ func Export(stored []byte, entityName string, modelVersion int) ([]byte, error) 
 	for i := range ws {
 		ws[i].Version = CurrentVersion
 	}
-	return json.Marshal(ExportResponse{EntityName: entityName, ModelVersion: modelVersion, Workflows: ws})
+	return &ExportResponse{EntityName: entityName, ModelVersion: modelVersion, Workflows: ws}, nil
 }

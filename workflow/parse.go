@@ -8,14 +8,20 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 )
 
-// ParseImport runs the checks of an import that need no model (docs/decisions/0016-workflow-definitions.md, the
-// first checks, in that order): body size, decode, trailing data, the
-// import mode and every workflow's schema version. The handler looks the
-// model up after this, so a bad version answers 400 even for an unknown
-// model.
+// ParseImport decodes an import body and runs the checks that need no
+// model (docs/decisions/0016-workflow-definitions.md, the first checks, in
+// that order): the text, duplicate-key and depth faults of jsondoc, body
+// size, decode, trailing data, the import mode and every workflow's schema
+// version. The HTTP adapter calls it and hands model.Service the
+// ImportRequest, so the model is looked up after this and a bad version
+// answers 400 even for an unknown model.
 func ParseImport(body []byte) (*ImportRequest, error) {
+	if err := jsondoc.Refusal(body, ""); err != nil {
+		return nil, err
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, apierr.New(apierr.BadRequest, "failed to read request body: body is empty")
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/iam/federation/federationtest"
+	"svc/internal/await"
 	"svc/storage/pgtest"
 )
 
@@ -124,17 +125,10 @@ func (n *clusterNode) readyz() (int, string) {
 // waitLive waits until /readyz reports want live members.
 func (n *clusterNode) waitLive(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Value(t, 60*time.Second, func() (string, bool) {
 		code, body := n.readyz()
-		if code == 200 && strings.Contains(body, fmt.Sprintf("membership: %d live", want)) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s: /readyz never reported %d live members: %d %s", n.id, want, code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d %s", code, body), code == 200 && strings.Contains(body, fmt.Sprintf("membership: %d live", want))
+	}, "node %s: /readyz reports %d live members", n.id, want)
 }
 
 var clusterClient = &http.Client{Timeout: 60 * time.Second}
@@ -292,14 +286,14 @@ func TestClusterSchedulersFireEachTaskOnce(t *testing.T) {
 	if len(ids) != 60 {
 		t.Fatalf("created %d", len(ids))
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for _, id := range ids {
-		for entityState(t, nodes[0], id) != "DONE" {
-			if time.Now().After(deadline) {
-				t.Fatalf("entity %s never fired", id)
-			}
-			time.Sleep(50 * time.Millisecond)
+	pending := ids
+	if !await.Poll(90*time.Second, func() bool {
+		for len(pending) > 0 && entityState(t, nodes[0], pending[0]) == "DONE" {
+			pending = pending[1:]
 		}
+		return len(pending) == 0
+	}) {
+		t.Fatalf("entity %s never fired", pending[0])
 	}
 	for _, id := range ids {
 		body := nodes[2].must(t, "GET", "/audit/entity/"+id+"?limit=100", "")
@@ -420,18 +414,19 @@ func TestClusterSurvivesSIGKILL(t *testing.T) {
 	if orphaned == 0 {
 		t.Fatal("every job had finished before the kill; nothing shows a takeover (make the jobs heavier)")
 	}
-	deadline := time.Now().Add(120 * time.Second)
-	for _, id := range jobs {
-		for {
-			s := status(id)
-			if s == "SUCCESSFUL" {
-				break
+	// Every job ends SUCCESSFUL; any status but RUNNING on the way fails
+	// at once.
+	pendingJobs, last := jobs, ""
+	if !await.Poll(120*time.Second, func() bool {
+		for len(pendingJobs) > 0 {
+			if last = status(pendingJobs[0]); last != "SUCCESSFUL" {
+				return last != "RUNNING"
 			}
-			if s != "RUNNING" || time.Now().After(deadline) {
-				t.Fatalf("job %s: %s (%d of %d were orphaned by the kill)", id, s, orphaned, len(jobs))
-			}
-			time.Sleep(100 * time.Millisecond)
+			pendingJobs = pendingJobs[1:]
 		}
+		return true
+	}) || len(pendingJobs) > 0 {
+		t.Fatalf("job %s: %s (%d of %d were orphaned by the kill)", pendingJobs[0], last, orphaned, len(jobs))
 	}
 	// Results of a job the victim accepted, read through another node.
 	var page struct {
@@ -446,12 +441,8 @@ func TestClusterSurvivesSIGKILL(t *testing.T) {
 	}
 	// The coordinator was the victim; a task armed now still fires.
 	id := createdIDs(t, c.must(t, "POST", "/entity/JSON/timed/1", `{"n":7}`))[0]
-	for entityState(t, b, id) != "DONE" {
-		if time.Now().After(deadline) {
-			t.Fatal("a task armed after the coordinator died never fired")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Until(t, 120*time.Second, func() bool { return entityState(t, b, id) == "DONE" },
+		"a task armed after the coordinator died fires")
 
 	close(stop)
 	wg.Wait()
@@ -542,17 +533,10 @@ func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
 		"roles": []string{"ROLE_ADMIN"}, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
 	waitStatus := func(n *clusterNode, want int) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		await.Value(t, 60*time.Second, func() (string, bool) {
 			code, body := n.call(t, "GET", "/oauth/oidc/providers", "", "Authorization", fed)
-			if code == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s: federated token answered %d, want %d: %s", n.id, code, want, body)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return fmt.Sprintf("%d %s", code, body), code == want
+		}, "node %s: federated token answers %d", n.id, want)
 	}
 	waitStatus(c, 200)
 	a.must(t, "POST", "/oauth/oidc/providers/"+reg.ID+"/invalidate", "", "Authorization", admin)
@@ -571,17 +555,10 @@ func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Value(t, 60*time.Second, func() (int, bool) {
 		code, _ := c.call(t, "GET", "/account", "", "Authorization", admin)
-		if code == 401 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the token revoked on a still answers %d on c", code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code, code == 401
+	}, "the token revoked on a is refused (401) on c")
 }
 
 // TestClusterScriptStartsNodes runs scripts/cluster.sh with two nodes on

@@ -20,10 +20,7 @@ func TestConfigErrorsExit1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "svc")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := svcBinary(t) // the package's one build, not a second one
 
 	const hmac = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	cases := []struct {

@@ -131,6 +131,8 @@ func crashCollection(t *testing.T, start func() *exec.Cmd, httpPort int) {
 		defer mu.Unlock()
 		return ackedRequests >= 4
 	}, "4 acknowledged ingest requests")
+	// Not a wait for an event: a short pause so the kill also lands on
+	// requests sent after the fourth acknowledgement.
 	time.Sleep(30 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -265,19 +267,11 @@ func crashSingles(t *testing.T, start func() *exec.Cmd, httpPort int) {
 			}
 		}(w)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Until(t, 60*time.Second, func() bool {
 		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 300 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no 300 acknowledged creates within 60s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(acked) >= 300
+	}, "300 acknowledged creates")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"svc/internal/await"
 	"svc/storage/pgtest"
 )
 
@@ -156,23 +157,20 @@ func TestContainerImage(t *testing.T) {
 
 	name := "svc-image-test-run"
 	must("podman", append(env, "-d", "--name", name, "-e", "SVC_IAM_MODE=mock", image)...)
-	deadline := time.Now().Add(60 * time.Second)
-	ready := false
-	for !ready && time.Now().Before(deadline) {
+	if !await.Poll(60*time.Second, func() bool {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", adminPort))
 		if err == nil {
 			resp.Body.Close()
-			ready = resp.StatusCode == http.StatusOK
-		}
-		if !ready {
-			if state, _ := run("podman", "inspect", "--format", "{{.State.Status}}", name); state == "exited" {
-				logs, _ := run("podman", "logs", name)
-				t.Fatalf("the container exited before /readyz answered 200:\n%s", logs)
+			if resp.StatusCode == http.StatusOK {
+				return true
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
-	}
-	if !ready {
+		if state, _ := run("podman", "inspect", "--format", "{{.State.Status}}", name); state == "exited" {
+			logs, _ := run("podman", "logs", name)
+			t.Fatalf("the container exited before /readyz answered 200:\n%s", logs)
+		}
+		return false
+	}) {
 		logs, _ := run("podman", "logs", name)
 		t.Fatalf("/readyz of the container did not answer 200 within 60s:\n%s", logs)
 	}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 // TestCachedReadyProbesOncePerTTL: health checks inside the TTL cost no
@@ -65,9 +67,7 @@ func TestCachedReadyDoesNotQueueBehindSlowProbe(t *testing.T) {
 	c.Ready()
 	done := make(chan struct{})
 	go func() { defer close(done); c.Ready() }() // the refresh, held
-	for calls.Load() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	await.Until(t, await.Long, func() bool { return calls.Load() >= 2 }, "the refresh probe starts")
 	for i := 0; i < 10; i++ {
 		if !c.Ready() {
 			t.Fatal("previous answer not served")

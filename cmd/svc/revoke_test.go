@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 func postForm(t *testing.T, u, id, secret string, form url.Values) int {
@@ -57,17 +59,10 @@ func TestRevocationAcrossNodesAndRestartOnPostgres(t *testing.T) {
 	}
 	// B follows within a reconcile interval (1 s here, ±10 %); the bound
 	// is generous for a loaded machine.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Value(t, 60*time.Second, func() (int, bool) {
 		st, _ := call(t, "GET", b.base+"/account", bearer, "")
-		if st == 401 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node B still accepts the revoked token: %d", st)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return st, st == 401
+	}, "node B refuses the revoked token (401)")
 	a.stop(t)
 	c := startJWTProc(t, env)
 	if st, _ := call(t, "GET", c.base+"/account", bearer, ""); st != 401 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"svc/internal/await"
 	"svc/storage/pgtest"
 )
 
@@ -89,13 +90,7 @@ func TestScheduledTaskSurvivesRestart(t *testing.T) {
 	}
 
 	startScheduledSvc(t, bin, dbURL, httpPort, adminPort, true)
-	deadline := time.Now().Add(30 * time.Second)
-	for state(id) != "DONE" {
-		if time.Now().After(deadline) {
-			t.Fatal("the armed task did not fire after the restart")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Until(t, 30*time.Second, func() bool { return state(id) == "DONE" }, "the armed task fires after the restart")
 	code, b = call("GET", "/audit/entity/"+id, "")
 	if code != 200 || !bytes.Contains(b, []byte("SCHEDULED_TRANSITION_FIRE")) || !bytes.Contains(b, []byte("SCHEDULED_TRANSITION_ARM")) {
 		t.Fatalf("audit: %d %s", code, b)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"svc/internal/await"
 )
 
 // TestSearchAndStatsLimits serves with SVC_SEARCH_MAX_SORT_KEYS=2 and
@@ -83,20 +85,14 @@ func TestBindAddresses(t *testing.T) {
 		fmt.Sprintf("SVC_GRPC_PORT=%d", grpcPort), "SVC_ADMIN_BIND_ADDRESS=127.0.0.2", "SVC_HTTP_BIND_ADDRESS=127.0.0.2", "SVC_GRPC_BIND_ADDRESS=127.0.0.2"}
 	_, stderr := launchServe(t, bin, env...)
 	ready := fmt.Sprintf("http://127.0.0.2:%d/readyz", adminPort)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Value(t, 60*time.Second, func() (string, bool) {
 		resp, err := http.Get(ready)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
+		if err != nil {
+			return err.Error(), false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("admin listener on 127.0.0.2 not ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.Status, resp.StatusCode == 200
+	}, "admin listener on 127.0.0.2 ready")
 	if !stderr.waitFor("listening on 127.0.0.2 (HTTP, SVC_HTTP_BIND_ADDRESS) and 127.0.0.2 (gRPC, SVC_GRPC_BIND_ADDRESS)") {
 		t.Errorf("banner:\n%s", stderr.String())
 	}

@@ -40,7 +40,15 @@ type Options struct {
 	// it looks again (the stream itself sends nothing while idle: the
 	// gRPC keep-alive watches the connection); 0 means 10 s.
 	Idle time.Duration
-	Log  *slog.Logger
+	// Stall bounds how long a stream waits on its consumer: a send the
+	// client's flow control holds this long ends the stream (status
+	// UNAVAILABLE, SLOW_CONSUMER), and so does a full window with no ack
+	// for this long (after a final EntityChangeCutEvent, SLOW_CONSUMER).
+	// Either way the stream's goroutines end and a reconnect resumes
+	// after the last acknowledged event. 0 means the hub's Stall
+	// (SVC_CHANGEFEED_STALL_TIMEOUT, the SSE door's write bound too).
+	Stall time.Duration
+	Log   *slog.Logger
 }
 
 // Server serves EntityChangeService over the node's change-feed hub.
@@ -54,6 +62,10 @@ type Server struct {
 	// windowWaits counts the times a stream stopped sending because its
 	// window was full (tests see the window hold from it).
 	windowWaits atomic.Int64
+	// streams counts attached streams whose sender has not ended; stalls
+	// the streams cut because their consumer took nothing within Stall.
+	streams atomic.Int64
+	stalls  atomic.Int64
 }
 
 // New serves the door over hub, authenticating callers with verify.
@@ -63,6 +75,9 @@ func New(hub *changefeed.Hub, verify compute.TokenVerifier, opt Options) *Server
 	}
 	if opt.Idle <= 0 {
 		opt.Idle = 10 * time.Second
+	}
+	if opt.Stall <= 0 {
+		opt.Stall = hub.Stall()
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
@@ -76,6 +91,13 @@ func (s *Server) Register(r grpc.ServiceRegistrar) { cfpb.RegisterEntityChangeSe
 
 // WindowWaits is how many times a stream found its window full.
 func (s *Server) WindowWaits() int64 { return s.windowWaits.Load() }
+
+// Streams is how many attached streams still have a running sender.
+func (s *Server) Streams() int64 { return s.streams.Load() }
+
+// Stalls is how many streams were cut because their consumer took no
+// message (or sent no ack with the window full) within Options.Stall.
+func (s *Server) Stalls() int64 { return s.stalls.Load() }
 
 // authorize: a token that does not verify is Unauthenticated, one with
 // neither ROLE_M2M nor ROLE_ADMIN PermissionDenied (the HTTP door's 403).
@@ -120,22 +142,40 @@ func (s *Server) Stream(stream cfpb.EntityChangeService_StreamServer) error {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(stream.Context())
-	defer cancel(nil)
 	d, err := s.hub.AttachDurable(ctx, p.TenantID, a.SubscriptionID, a.ResumeAfter)
 	if err != nil {
+		cancel(nil)
 		return statusOf(err)
 	}
-	defer d.Close()
 	start := d.Cursor()
-	ok, err := wire.New(wire.ServerSource, TypeAttachResponse, Attached{SubscriptionID: a.SubscriptionID, Cursor: start.String(), Window: a.Window})
+	ss := &session{s: s, d: d, stream: stream, ctx: ctx, cancel: cancel, window: a.Window, lastSent: start, acked: start, stored: start,
+		room: make(chan struct{}, 1), persist: make(chan struct{}, 1), done: make(chan struct{})}
+	// The stream is served on its own goroutine, so that this one can end
+	// it when a send stays blocked on the client's flow control: only the
+	// handler's return ends a gRPC stream, and that return unblocks the
+	// send (the transport cancels the stream), after which serve cleans up
+	// (last ack stored, durable stream closed) and ends.
+	s.streams.Add(1)
+	ended := make(chan error, 1)
+	go func() {
+		defer s.streams.Add(-1)
+		ended <- ss.serve(a)
+	}()
+	return ss.watch(ended)
+}
+
+// serve sends the attach response, then runs the stream until it ends,
+// and stores the last ack.
+func (ss *session) serve(a *Attach) error {
+	defer ss.d.Close()
+	defer ss.cancel(nil)
+	ok, err := wire.New(wire.ServerSource, TypeAttachResponse, Attached{SubscriptionID: a.SubscriptionID, Cursor: ss.lastSent.String(), Window: a.Window})
 	if err != nil {
 		return statusOf(err)
 	}
-	if err := stream.Send(ok); err != nil {
+	if err := ss.send(ok); err != nil {
 		return err
 	}
-	ss := &session{s: s, d: d, stream: stream, ctx: ctx, cancel: cancel, window: a.Window, lastSent: start, acked: start, stored: start,
-		room: make(chan struct{}, 1), persist: make(chan struct{}, 1), done: make(chan struct{})}
 	go ss.receive()
 	var persisted sync.WaitGroup
 	persisted.Add(1)
@@ -148,6 +188,45 @@ func (s *Server) Stream(stream cfpb.EntityChangeService_StreamServer) error {
 	persisted.Wait()
 	ss.flush()
 	return err
+}
+
+// send sends one message, marking the time the send started so watch can
+// see it blocked.
+func (ss *session) send(msg *ce.CloudEvent) error {
+	ss.sending.Store(time.Now().UnixNano())
+	err := ss.stream.Send(msg)
+	ss.sending.Store(0)
+	return err
+}
+
+// watch waits for serve's end; a send blocked for Stall ends the stream
+// here instead (UNAVAILABLE, SLOW_CONSUMER: the blocked send cannot carry
+// a cut event), which releases the send.
+func (ss *session) watch(ended <-chan error) error {
+	stall := ss.s.opt.Stall
+	t := time.NewTimer(stall)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-ended:
+			return err
+		case <-t.C:
+		}
+		since := ss.sending.Load()
+		if since == 0 {
+			t.Reset(stall)
+			continue
+		}
+		if left := time.Duration(since + int64(stall) - time.Now().UnixNano()); left > 0 {
+			t.Reset(left)
+			continue
+		}
+		ss.s.stalls.Add(1)
+		err := status.Error(codes.Unavailable, changefeed.CutSlowConsumer+": the consumer took no message for "+stall.String()+
+			"; attach again to resume after the last acknowledged event")
+		ss.cancel(err)
+		return err
+	}
 }
 
 // recvAttach reads the first message, which must be an attach, within
@@ -224,6 +303,8 @@ type session struct {
 	room    chan struct{} // an ack freed room in the window
 	persist chan struct{} // an ack to store
 	done    chan struct{} // the sender ended
+
+	sending atomic.Int64 // when the send in progress started (Unix ns), 0 when none is
 }
 
 func signal(c chan struct{}) {
@@ -355,6 +436,12 @@ func (ss *session) sent(c storage.ChangeCursor) {
 // room, until the client goes, the stream fails or the node stops.
 func (ss *session) run() error {
 	var pending []changefeed.Event
+	var stall *time.Timer // the wait on a full window
+	defer func() {
+		if stall != nil {
+			stall.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-ss.s.hub.Stopped():
@@ -382,12 +469,22 @@ func (ss *session) run() error {
 		free := ss.free()
 		if free <= 0 {
 			ss.s.windowWaits.Add(1)
+			if stall == nil {
+				stall = time.NewTimer(ss.s.opt.Stall)
+			} else {
+				stall.Reset(ss.s.opt.Stall)
+			}
 			select {
 			case <-ss.room:
 			case <-ss.ctx.Done():
 				return ss.ended()
 			case <-ss.s.hub.Stopped():
+			case <-stall.C:
+				ss.s.stalls.Add(1)
+				return ss.cut(changefeed.CutSlowConsumer, "no ack for "+ss.s.opt.Stall.String()+
+					" with the window full; attach again to resume after the last acknowledged event")
 			}
+			stall.Stop()
 			continue
 		}
 		n := min(free, len(pending))
@@ -402,7 +499,7 @@ func (ss *session) run() error {
 				return statusOf(err)
 			}
 			ss.sent(c)
-			if err := ss.stream.Send(msg); err != nil {
+			if err := ss.send(msg); err != nil {
 				return err
 			}
 		}
@@ -431,7 +528,7 @@ func (ss *session) ended() error {
 // Unavailable, which clients retry.
 func (ss *session) cut(reason, detail string) error {
 	if msg, err := wire.New(wire.ServerSource, TypeCut, Cut{Reason: reason, Detail: detail}); err == nil {
-		_ = ss.stream.Send(msg)
+		_ = ss.send(msg)
 	}
 	return status.Error(codes.Unavailable, reason+": "+detail)
 }

@@ -1,13 +1,21 @@
 package changes_test
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"svc/changefeed"
 	"svc/compute/changes"
+	cfpb "svc/compute/pb/changefeed"
 	"svc/compute/wire"
 	"svc/internal/await"
 	"svc/storage"
@@ -323,4 +331,122 @@ func TestStreamEndsOnShutdown(t *testing.T) {
 			e.srv.Stop()
 		})
 	}
+}
+
+// TestStalledStreamIsCut: a consumer that stops taking messages holds no
+// server goroutine beyond Options.Stall, and neither writers nor another
+// subscriber wait for it (issue 28 item 4).
+//
+//   - never reads: a client that attaches and never calls Recv (its flow
+//     control window, 64 KiB without BDP growth, fills and the server's
+//     send blocks). The server ends the stream UNAVAILABLE with
+//     SLOW_CONSUMER; the client, reading at last, gets the events that
+//     were in flight and then that status. Before the bound existed the
+//     send stayed blocked until the client went away.
+//   - never acks: a client that reads but acknowledges nothing holds its
+//     window full; the server sends a final EntityChangeCutEvent
+//     (SLOW_CONSUMER) and ends UNAVAILABLE. Before, the server waited on
+//     the window forever.
+func TestStalledStreamIsCut(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	t.Run("never reads", func(t *testing.T) {
+		e := newEnvWith(t, "memory", changes.Options{Stall: stall})
+		key := e.lockedModel("tenant-a", "order")
+		stalled := e.subscribe("tenant-a", `{"filter":{"modelName":"order","modelVersion":1},"includeBody":"AFTER"}`)
+		other := e.subscribe("tenant-a", `{"filter":{"modelName":"order","modelVersion":1}}`)
+		f, _, err := e.open(e.tokA, changes.Attach{SubscriptionID: other.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A client connection whose windows stay at 64 KiB, so what it
+		// does not read stops the server's sends soon.
+		conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(changes.MaxMessageBytes)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+e.tokA))
+		defer cancel()
+		cs, err := cfpb.NewEntityChangeServiceClient(conn).Stream(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := wire.New("test", changes.TypeAttachRequest, changes.Attach{SubscriptionID: stalled.ID, Window: changes.MaxWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.Send(msg); err != nil {
+			t.Fatal(err)
+		}
+		await.Until(t, await.Long, func() bool { return e.door.Streams() == 2 }, "both streams attached")
+		// 400 events of about 2 KiB: far more than the client's window and
+		// the server's write quota together.
+		big := strings.Repeat("x", 2000)
+		const n = 400
+		for i := range n {
+			if _, err := e.ents.Create(context.Background(), entityActor, key, "JSON", fmt.Appendf(nil, `{"n":%d,"s":%q}`, i, big), 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Every write returned; the other subscriber gets every event.
+		for range n {
+			ev, _ := f.event()
+			f.ack(ev.Cursor)
+		}
+		await.Until(t, await.Long, func() bool { return e.door.Stalls() == 1 && e.door.Streams() == 1 },
+			"the stalled stream cut and its goroutine gone (stalls %d, streams %d)", e.door.Stalls(), e.door.Streams())
+		got := 0
+		for {
+			m, err := cs.Recv()
+			if err != nil {
+				if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), changefeed.CutSlowConsumer) {
+					t.Fatalf("ended %v, want UNAVAILABLE %s", err, changefeed.CutSlowConsumer)
+				}
+				break
+			}
+			if m.GetType() == changes.TypeEvent {
+				got++
+			}
+		}
+		if got == 0 || got >= n {
+			t.Fatalf("the stalled client received %d of %d events before the end", got, n)
+		}
+		// The other stream is still served.
+		e.create("tenant-a", key, n)
+		f.event()
+	})
+	t.Run("never acks", func(t *testing.T) {
+		e := newEnvWith(t, "memory", changes.Options{Stall: stall})
+		key := e.lockedModel("tenant-a", "order")
+		sub := e.subscribe("tenant-a", `{"filter":{"modelName":"order","modelVersion":1}}`)
+		s, at, err := e.open(e.tokA, changes.Attach{SubscriptionID: sub.ID, Window: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			e.create("tenant-a", key, i)
+		}
+		s.event()
+		s.event()
+		m := s.next()
+		if m.GetType() != changes.TypeCut {
+			t.Fatalf("message %s after a full window, want %s", m.GetType(), changes.TypeCut)
+		}
+		var c changes.Cut
+		if err := wire.Decode(m, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Reason != changefeed.CutSlowConsumer {
+			t.Fatalf("cut reason %q", c.Reason)
+		}
+		if err := s.end(); status.Code(err) != codes.Unavailable {
+			t.Fatalf("ended %v, want UNAVAILABLE", err)
+		}
+		await.Until(t, await.Long, func() bool { return e.door.Streams() == 0 }, "the stream's goroutine gone")
+		if got := e.storedCursor("tenant-a", sub.ID); got != at.Cursor {
+			t.Fatalf("stored cursor %s moved without an ack (was %s)", got, at.Cursor)
+		}
+	})
 }

@@ -68,6 +68,7 @@ type env struct {
 	ents   *entity.Service
 	models *model.Service
 	client cfpb.EntityChangeServiceClient
+	addr   string // the gRPC listener
 	keys   *iam.Keys
 	// Tokens: ROLE_M2M in tenants A and B, ROLE_ADMIN in A, a tenant-A
 	// user with neither.
@@ -75,6 +76,12 @@ type env struct {
 }
 
 func newEnv(t testing.TB, engine string) *env {
+	t.Helper()
+	return newEnvWith(t, engine, changes.Options{})
+}
+
+// newEnvWith is newEnv with the door's options (its Log is set here).
+func newEnvWith(t testing.TB, engine string, opt changes.Options) *env {
 	t.Helper()
 	var ms storage.Models
 	var ents storage.Entities
@@ -123,7 +130,8 @@ func newEnv(t testing.TB, engine string) *env {
 		t.Fatal(err)
 	}
 	srv := compute.New(compute.Config{}, verify, quiet)
-	door := changes.New(hub, verify, changes.Options{Log: quiet})
+	opt.Log = quiet
+	door := changes.New(hub, verify, opt)
 	door.Register(srv)
 	srv.Start(lis, nil)
 	// As cmd/svc: the hub stops first (streams get their final event),
@@ -137,7 +145,7 @@ func newEnv(t testing.TB, engine string) *env {
 	}
 	t.Cleanup(func() { conn.Close() })
 	e := &env{t: t, feed: feed, hub: hub, door: door, srv: srv, ents: esvc, models: msvc,
-		client: cfpb.NewEntityChangeServiceClient(conn), keys: keys}
+		client: cfpb.NewEntityChangeServiceClient(conn), addr: lis.Addr().String(), keys: keys}
 	e.tokA = e.mint("tenant-a", "svc-a", iam.RoleM2M)
 	e.tokB = e.mint("tenant-b", "svc-b", iam.RoleM2M)
 	e.tokAdmin = e.mint("tenant-a", "admin-a", iam.RoleAdmin)

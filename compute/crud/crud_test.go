@@ -17,6 +17,7 @@ import (
 	"svc/compute/crud"
 	ce "svc/compute/pb/cloudevents"
 	"svc/compute/wire"
+	"svc/internal/await"
 	"svc/storage"
 )
 
@@ -437,16 +438,15 @@ func TestEntitySearchRPCs(t *testing.T) {
 			if _, err := e.call(e.tokA, "search", wire.TypeEntitySnapshotSearchRequest, obj{"id": "ss", "model": mkey("part", 1), "condition": cond}, &sub); err != nil || !sub.Success {
 				t.Fatalf("snapshot submit: %v %+v", err, sub)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for sub.Status.Status != storage.JobSuccessful {
-				if time.Now().After(deadline) {
-					t.Fatalf("snapshot stuck: %+v", sub.Status)
+			await.Value(t, await.Long, func() (any, bool) {
+				if sub.Status.Status == storage.JobSuccessful {
+					return sub.Status, true
 				}
-				time.Sleep(20 * time.Millisecond)
 				if _, err := e.call(e.tokA, "search", wire.TypeSnapshotGetStatusRequest, obj{"id": "sg", "snapshotId": sub.Status.SnapshotID}, &sub); err != nil || !sub.Success {
 					t.Fatalf("snapshot status: %v %+v", err, sub)
 				}
-			}
+				return sub.Status, sub.Status.Status == storage.JobSuccessful
+			}, "snapshot done")
 			evs, err = e.stream(e.tokA, "searchCollection", wire.TypeSnapshotGetRequest, obj{"id": "sp", "snapshotId": sub.Status.SnapshotID, "pageSize": 3})
 			if err != nil || len(evs) != 3 || sub.Status.EntitiesCount == nil || *sub.Status.EntitiesCount != 5 { // p0 was updated to qty 50
 				t.Fatalf("snapshot page: %v %d %+v", err, len(evs), sub.Status)

@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"svc/authcache"
+	"svc/internal/await"
 	"svc/platform/apierr"
 	"svc/platform/netguard/netguardtest"
 	"svc/storage"
@@ -122,7 +123,8 @@ func TestRotationAndNegativeCache(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let the goroutines pile up on the fetch
+	// The one refetch is held at the IdP while the others pile up on it.
+	await.Until(t, await.Long, func() bool { return idp.JWKSHits.Load() >= 3 }, "the refetch reaches the IdP")
 	close(gate)
 	wg.Wait()
 	close(errs)

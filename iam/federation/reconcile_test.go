@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"svc/authcache"
+	"svc/internal/await"
 	"svc/storage"
 	"svc/storage/memory"
 )
@@ -31,17 +32,10 @@ func TestReconcileAcrossNodesAndFailClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := sign(t, k, "a1", fpClaims("A", nil))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.Value(t, await.Long, func() (error, bool) {
 		_, _, err := node2.Verifier().VerifyExternal(bg, tok)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node 2 never picked up the key: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err, err == nil
+	}, "node 2 picks up the key")
 	cancel()
 	<-done // the loop stops with its context
 

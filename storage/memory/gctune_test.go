@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/internal/await"
 	"svc/storage"
 )
 
@@ -57,18 +58,12 @@ func TestTuneGCFollowsDocuments(t *testing.T) {
 		t.Fatalf("DocBytes %d, want at least 16 MiB", s.DocBytes())
 	}
 	stop := s.TuneGC(100, 10*time.Millisecond)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	if !await.Poll(60*time.Second, func() bool {
 		debug.FreeOSMemory() // a cycle, so the live heap is measured
-		time.Sleep(20 * time.Millisecond)
-		p := gogc()
-		if p < 100 {
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("GC percent still %d with %d document bytes", p, s.DocBytes())
-		}
+		return gogc() < 100
+	}) {
+		stop()
+		t.Fatalf("GC percent still %d with %d document bytes", gogc(), s.DocBytes())
 	}
 	stop()
 	if p := gogc(); p != 100 {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"svc/internal/await"
 )
 
 // TestGinCleanerMergesPendingListAfterWrites: creates leave entries in the
@@ -41,12 +43,8 @@ func TestGinCleanerMergesPendingListAfterWrites(t *testing.T) {
 	if _, err := es.Commit(ctx, singleCreateTx(t, uuid.Must(uuid.NewRandom()), `{"n":99}`)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for db.gin.runs.Load() == runs || pending() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("pending list not merged within 60 s: %d entries, %d cleanups", pending(), db.gin.runs.Load()-runs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !await.Poll(60*time.Second, func() bool { return db.gin.runs.Load() != runs && pending() == 0 }) {
+		t.Fatalf("pending list not merged within 60 s: %d entries, %d cleanups", pending(), db.gin.runs.Load()-runs)
 	}
 }
 

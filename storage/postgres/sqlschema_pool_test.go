@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/internal/await"
 	"svc/storage"
 )
 
@@ -73,11 +74,7 @@ func longQuery(t *testing.T, db *DB, st *SQLSchemas, q storage.SQLQuery) <-chan 
 // what the condition needs on a loaded machine.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
+	await.Until(t, 60*time.Second, cond, "%s", what)
 }
 
 func running(done <-chan struct{}) bool {

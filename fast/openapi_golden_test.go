@@ -1,0 +1,61 @@
+package fast
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	json "github.com/goccy/go-json"
+)
+
+// updateGolden rewrites the golden files of this package instead of
+// comparing with them: go test ./fast -run TestOpenAPIGolden -update
+// (docs/CONTRIBUTING.md, "The OpenAPI document").
+var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden.json from the code")
+
+const openAPIGolden = "testdata/openapi.golden.json"
+
+// TestOpenAPIGolden: /openapi.json, as a node without configured services
+// serves it to host svc.test, is byte for byte testdata/openapi.golden.json
+// once indented (the file is indented so a change reads as a diff of a few
+// lines; indenting keeps key order, strings and number spellings as
+// served). Any change to the document shows up as a diff of that file in
+// review; rewrite it with -update after checking the change is meant.
+func TestOpenAPIGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, servedDoc(t, newTestServer(t)), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	got := append(buf.Bytes(), '\n')
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(openAPIGolden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(openAPIGolden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(openAPIGolden)
+	if err != nil {
+		t.Fatalf("%v (write it with: go test ./fast -run TestOpenAPIGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+		i := 0
+		for i < len(gl) && i < len(wl) && bytes.Equal(gl[i], wl[i]) {
+			i++
+		}
+		line := func(ls [][]byte) []byte {
+			if i < len(ls) {
+				return ls[i]
+			}
+			return []byte("(end of file)")
+		}
+		t.Fatalf("/openapi.json differs from %s from line %d:\n got: %s\nwant: %s\n"+
+			"if the change is meant: go test ./fast -run TestOpenAPIGolden -update",
+			openAPIGolden, i+1, line(gl), line(wl))
+	}
+}
