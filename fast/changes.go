@@ -25,10 +25,6 @@ import (
 // the connection open.
 const sseKeepAlive = 15 * time.Second
 
-// sseStall bounds one write of a stream: a consumer that has not taken
-// its bytes for this long is cut, so it holds no goroutine forever.
-const sseStall = 30 * time.Second
-
 func changeFeedExtRoutes() []Route {
 	return []Route{
 		{"POST", "/subscriptions", "createSubscription", TagEntity, "Subscribe to entity changes (svc extension)", Authenticated, nil},
@@ -240,16 +236,19 @@ func sseStart(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("X-Accel-Buffering", "no") // nginx: pass each event on
 }
 
-// sseWriter writes events, bounding each flush by sseStall.
+// sseWriter writes events, bounding each flush by stall (the hub's,
+// SVC_CHANGEFEED_STALL_TIMEOUT): a consumer that has not taken its bytes
+// for this long is cut, so it holds no goroutine forever.
 type sseWriter struct {
-	w    *bufio.Writer
-	conn net.Conn
-	buf  []byte
+	w     *bufio.Writer
+	conn  net.Conn
+	stall time.Duration
+	buf   []byte
 }
 
 func (s *sseWriter) flush() error {
 	if s.conn != nil {
-		_ = s.conn.SetWriteDeadline(time.Now().Add(sseStall))
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.stall))
 	}
 	return s.w.Flush()
 }
@@ -290,14 +289,14 @@ func (h *changeFeedAPI) events(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	sseStart(ctx)
-	conn := ctx.Conn()
+	conn, stall := ctx.Conn(), h.hub.Stall()
 	log := h.s.log
 	// Runs after the handler returns, while fasthttp writes the body: the
 	// request context is not used there; a consumer that goes away ends
 	// the stream through the failed write.
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer d.Close()
-		sw := &sseWriter{w: w, conn: conn}
+		sw := &sseWriter{w: w, conn: conn, stall: stall}
 		if sw.keepAlive() != nil {
 			return
 		}
@@ -386,10 +385,10 @@ func (h *changeFeedAPI) changes(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	sseStart(ctx)
-	conn := ctx.Conn()
+	conn, stall := ctx.Conn(), h.hub.Stall()
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer l.Close()
-		sw := &sseWriter{w: w, conn: conn}
+		sw := &sseWriter{w: w, conn: conn, stall: stall}
 		if sw.keepAlive() != nil {
 			return
 		}
