@@ -662,12 +662,12 @@ func opDocTable() map[string]opDoc {
 			errs:   []errDoc{e(404, "Not found.")},
 		},
 		"saveSchema": {
-			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
+			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in its own database (made on the first save) before the answer; a failed save leaves the previous views answering; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
 			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
 				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
-				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser. SQL_DATABASE_UNAVAILABLE (extension): svc cannot create the schema's own PostgreSQL database or postgres_fdw in it; properties.need names what svc's role lacks.")},
 		},
 		"deleteSchemaByName": {
 			params: []*Parameter{queryReq("schemaName", "", withDesc(&Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}, ""))},
@@ -684,7 +684,7 @@ func opDocTable() map[string]opDoc {
 		"putSchema": {
 			ok: okJSON("The schema.", ref("SqlSchema")),
 			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
-				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser. SQL_DATABASE_UNAVAILABLE (extension): svc cannot create the schema's own PostgreSQL database or postgres_fdw in it; properties.need names what svc's role lacks.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),

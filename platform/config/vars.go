@@ -235,7 +235,7 @@ func Vars(c *Config) []Var {
 		dur(&c.SQLQueryTimeout, "SVC_SQL_QUERY_TIMEOUT", "database", "30s", "statement timeout of POST /sql/query and of SQL schema login roles"),
 		num(&c.SQLMaxConnections, "SVC_SQL_MAX_CONNECTIONS", "database", "10", "extension: most PostgreSQL connections this node holds for POST /sql/query across all tenants (besides its own pool); past it a query answers 503 `SQL_CONNECTIONS_BUSY` with Retry-After"),
 		num(&c.SQLMaxConnectionsPerTenant, "SVC_SQL_MAX_CONNECTIONS_PER_TENANT", "database", "4", "extension: most of those connections one tenant holds; past it its query answers 429 `SQL_TENANT_CONNECTIONS_BUSY` with Retry-After"),
-		num(&c.SQLMaxSchemasPerTenant, "SVC_SQL_MAX_SCHEMAS_PER_TENANT", "database", "16", "extension: most saved SQL schemas (each a PostgreSQL schema and login role) per tenant; one more answers 409 `SQL_SCHEMA_LIMIT_REACHED`"),
+		num(&c.SQLMaxSchemasPerTenant, "SVC_SQL_MAX_SCHEMAS_PER_TENANT", "database", "16", "extension: most saved SQL schemas (each a PostgreSQL database and login role) per tenant; one more answers 409 `SQL_SCHEMA_LIMIT_REACHED`"),
 		dur(&c.PostgresStatementTimeout, "SVC_POSTGRES_STATEMENT_TIMEOUT", "database", "5m", "single statement maximum; 0 disables"),
 		num(&c.SchemaExtendMaxRetries, "SVC_SCHEMA_EXTEND_MAX_RETRIES", "database", "8", "retries on concurrent schema extension"),
 		num(&c.SchemaSavepointInterval, "SVC_SCHEMA_SAVEPOINT_INTERVAL", "database", "64", "rows per savepoint during schema extension; svc stores schemas whole, so only 64 is accepted (startup refuses another value)"),
