@@ -52,6 +52,9 @@ type HubOptions struct {
 	// subscription (still there, not detached) and stamps it as attached,
 	// so the ttl counts only time with no consumer; 0 means 1 minute.
 	Touch time.Duration
+	// Stall is how long the doors wait on a consumer that takes nothing
+	// before they cut it (SVC_CHANGEFEED_STALL_TIMEOUT); 0 means 30 s.
+	Stall time.Duration
 	Log   *slog.Logger
 }
 
@@ -69,6 +72,9 @@ func NewHub(svc *Service, opt HubOptions) *Hub {
 	if opt.Touch <= 0 {
 		opt.Touch = time.Minute
 	}
+	if opt.Stall <= 0 {
+		opt.Stall = 30 * time.Second
+	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
@@ -78,6 +84,10 @@ func NewHub(svc *Service, opt HubOptions) *Hub {
 
 // Batch is the most events a durable stream reads at once.
 func (h *Hub) Batch() int { return h.opt.Batch }
+
+// Stall is how long a door waits on a consumer that takes nothing before
+// it cuts the stream.
+func (h *Hub) Stall() time.Duration { return h.opt.Stall }
 
 // Start runs the tail until Stop.
 func (h *Hub) Start() {

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
 	"svc/idempotency"
 	"svc/platform/apierr"
 	"svc/platform/jsondoc"
@@ -264,8 +262,10 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 	return Chunk{TxID: txID, IDs: ids}, nil
 }
 
-// collectionItem is one element of POST /entity/{format}.
-type collectionItem struct {
+// CollectionItem is one element of a mixed-model collection create (POST
+// /entity/{format}): its model and the entity as a JSON-encoded string.
+// Nil members were absent. The adapter decodes the array.
+type CollectionItem struct {
 	Model *struct {
 		Name    string `json:"name"`
 		Version int    `json:"version"`
@@ -273,20 +273,10 @@ type collectionItem struct {
 	Payload *string `json:"payload"`
 }
 
-// CreateCollection serves POST /entity/{format}: items of possibly
-// different models, each payload a JSON-encoded string. Every item of a
-// chunk is checked before its transaction begins.
-func (s *Service) CreateCollection(ctx context.Context, a Actor, body []byte, window int) (*Result, error) {
-	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
-		return nil, err
-	}
-	var items []collectionItem
-	if err := json.Unmarshal(body, &items); err != nil {
-		return nil, badRequest("invalid JSON array")
-	}
-	if items == nil && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
-		return nil, badRequest("invalid JSON array")
-	}
+// CreateCollection creates items of possibly different models in chunks
+// of window. Every item of a chunk is checked before its transaction
+// begins.
+func (s *Service) CreateCollection(ctx context.Context, a Actor, items []CollectionItem, window int) (*Result, error) {
 	if err := s.checkCount(len(items)); err != nil {
 		return nil, err
 	}

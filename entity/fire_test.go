@@ -382,8 +382,8 @@ func TestCollectionUpdateTwiceReconciles(t *testing.T) {
 		t.Fatalf("task %+v", task)
 	}
 	sid := uuid.UUID(id).String()
-	body := `[{"id":"` + sid + `","payload":"{\"n\":2}","transition":"next"},{"id":"` + sid + `","payload":"{\"n\":3}","transition":"next2"}]`
-	res, err := f.svc.UpdateCollection(f.ctx, f.a, "JSON", []byte(body), 100)
+	p2, p3 := `{"n":2}`, `{"n":3}`
+	res, err := f.svc.UpdateCollection(f.ctx, f.a, []UpdateItem{{ID: &sid, Payload: &p2, Transition: "next"}, {ID: &sid, Payload: &p3, Transition: "next2"}}, 100)
 	if err != nil || res.Err != nil {
 		t.Fatalf("%v %+v", err, res)
 	}

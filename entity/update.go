@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
 	"svc/infer"
@@ -256,27 +255,22 @@ func (s *Service) patch(ctx context.Context, a Actor, id [16]byte, format, conte
 	return s.reviseOne(ctx, a, e, transition, merged, true, ifMatch != "*")
 }
 
-type updateItem struct {
+// UpdateItem is one element of a collection update (PUT
+// /entity/{format}): the entity, its full replacement as a JSON-encoded
+// string, the transition and the expected transaction. Nil members were
+// absent. The adapter decodes the array.
+type UpdateItem struct {
 	ID         *string `json:"id"`
 	Payload    *string `json:"payload"`
 	Transition string  `json:"transition"`
 	IfMatch    string  `json:"ifMatch"`
 }
 
-// UpdateCollection serves PUT /entity/{format}: replacements in chunks of
-// window, one transaction each. A stale ifMatch isolates its item into the
-// chunk's failures; any other item failure fails the whole chunk.
-func (s *Service) UpdateCollection(ctx context.Context, a Actor, format string, body []byte, window int) (*Result, error) {
-	if format != "JSON" {
-		return nil, badRequest("collection update accepts JSON only")
-	}
-	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
-		return nil, err
-	}
-	var items []updateItem
-	if err := json.Unmarshal(body, &items); err != nil {
-		return nil, badRequest("invalid JSON array")
-	}
+// UpdateCollection replaces entities in chunks of window, one transaction
+// each. A stale ifMatch isolates its item into the chunk's failures; any
+// other item failure fails the whole chunk. items is not empty (the
+// adapter answers an empty collection).
+func (s *Service) UpdateCollection(ctx context.Context, a Actor, items []UpdateItem, window int) (*Result, error) {
 	if len(items) == 0 {
 		return nil, badRequest("collection is empty")
 	}

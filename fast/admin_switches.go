@@ -33,14 +33,14 @@ func adminSwitchDocs() map[string]opDoc {
 	scope := query("scope", "svc extension: `node` (default) changes the node asked; `cluster` changes every live node of the cluster "+
 		"(sent over the cluster bus; a node that joins later keeps its own setting). Outside cluster mode both mean this node.",
 		enum("", "node", "cluster"))
-	levelView := obj("", Map{"level": enum("", "debug", "info", "warn", "error")}, "level")
-	levelSet := obj("", Map{"level": enum("", "debug", "info", "warn", "error"), "previous": enum("", "debug", "info", "warn", "error")}, "level", "previous")
-	sampler := obj("", Map{
+	levelView := obj("", Props{"level": enum("", "debug", "info", "warn", "error")}, "level")
+	levelSet := obj("", Props{"level": enum("", "debug", "info", "warn", "error"), "previous": enum("", "debug", "info", "warn", "error")}, "level", "previous")
+	sampler := obj("", Props{
 		"sampler":      enum("`always`, `never` or `ratio`.", "always", "never", "ratio"),
 		"ratio":        number("With `ratio` only: the share of root traces recorded, above 0 and at most 1."),
 		"parent_based": boolean("Follow the caller's sampling decision (traceparent) when there is one; default true."),
 	}, "sampler", "parent_based")
-	samplerIn := obj("", Map{
+	samplerIn := obj("", Props{
 		"sampler":      enum("`always`, `never` or `ratio`.", "always", "never", "ratio"),
 		"ratio":        number("Required with `ratio`, refused with the others: above 0 and at most 1."),
 		"parent_based": boolean("Default true."),
@@ -54,8 +54,8 @@ func adminSwitchDocs() map[string]opDoc {
 		opSetLogLevel: {
 			desc: "Sets the log level at once, until the node restarts (`SVC_LOG_LEVEL` is read at start). An unknown level name means `info`, " +
 				"as in the compatible system; `warning` is `warn`.",
-			params: []Map{scope},
-			body:   jsonBody("The level.", obj("", Map{"level": str("`debug`, `info`, `warn` or `error`.")}, "level"), true),
+			params: []*Parameter{scope},
+			body:   jsonBody("The level.", obj("", Props{"level": str("`debug`, `info`, `warn` or `error`.")}, "level"), true),
 			ok:     okJSON("The new level and the one before.", levelSet),
 			errs:   []errDoc{e(400, "BAD_REQUEST: no body, not JSON, no `level`, or an unknown `scope`."), admin},
 		},
@@ -67,7 +67,7 @@ func adminSwitchDocs() map[string]opDoc {
 		opSetTraceSampler: {
 			desc: "Replaces the sampler at once for new traces, until the node restarts. Without `SVC_OTEL_ENABLED` the setting is kept " +
 				"and nothing is traced.",
-			params: []Map{scope},
+			params: []*Parameter{scope},
 			body:   jsonBody("The sampler.", samplerIn, true),
 			ok:     okJSON("The sampler now in use.", sampler),
 			errs:   []errDoc{e(400, "BAD_REQUEST: an unknown `sampler`, `ratio` missing, out of (0, 1] or given without `ratio`, or an unknown `scope`."), admin},

@@ -47,7 +47,7 @@ func (s *Server) writeForbidden(ctx *fasthttp.RequestCtx, msg string) {
 }
 
 // withChallenge documents the WWW-Authenticate header of a 401 or 403.
-func withChallenge(resp Map, desc string) Map {
-	resp["headers"] = Map{hdrWWWAuthenticate: Map{"description": desc, "schema": Map{"type": "string"}}}
+func withChallenge(resp *Response, desc string) *Response {
+	resp.Headers = map[string]*Header{hdrWWWAuthenticate: {Description: desc, Schema: &Schema{Type: SchemaType{"string"}}}}
 	return resp
 }

@@ -25,10 +25,6 @@ import (
 // the connection open.
 const sseKeepAlive = 15 * time.Second
 
-// sseStall bounds one write of a stream: a consumer that has not taken
-// its bytes for this long is cut, so it holds no goroutine forever.
-const sseStall = 30 * time.Second
-
 func changeFeedExtRoutes() []Route {
 	return []Route{
 		{"POST", "/subscriptions", "createSubscription", TagEntity, "Subscribe to entity changes (svc extension)", Authenticated, nil},
@@ -42,33 +38,33 @@ func changeFeedExtRoutes() []Route {
 }
 
 func changeFeedExtDocs() map[string]opDoc {
-	filter := obj("Which events: one model (name and version required), optionally kinds, states and a body condition.", Map{
+	filter := obj("Which events: one model (name and version required), optionally kinds, states and a body condition.", Props{
 		"modelName":     str("Entity model name."),
-		"modelVersion":  Map{"type": "integer", "format": "int32", "minimum": 1},
+		"modelVersion":  &Schema{Type: SchemaType{"integer"}, Format: "int32", Minimum: ptr[int64](1)},
 		"kinds":         arr(enum("", "CREATE", "UPDATE", "DELETE"), "Only these kinds; default all."),
 		"fromState":     str("Only events whose entity was in this state before the commit."),
 		"toState":       str("Only events whose entity is in this state after the commit."),
-		"bodyPredicate": Map{"type": "object", "description": "A condition (the search condition language) on the body after the change; lifecycle and function conditions are refused at any depth (400 naming the path)."},
+		"bodyPredicate": &Schema{Type: SchemaType{"object"}, Description: "A condition (the search condition language) on the body after the change; lifecycle and function conditions are refused at any depth (400 naming the path)."},
 	}, "modelName", "modelVersion")
-	spec := Map{
+	spec := Props{
 		"filter":             filter,
 		"delivery":           enum("DURABLE (default): a cursor is kept and a reconnect resumes; LIVE_ONLY: from attach time on.", "DURABLE", "LIVE_ONLY"),
 		"consumption":        enum("BROADCAST only.", "BROADCAST"),
 		"includeBody":        enum("Bodies in each event; default NONE.", "NONE", "AFTER", "BEFORE_AND_AFTER"),
-		"batching":           obj("", Map{"windowMs": Map{"type": "integer"}, "maxEvents": Map{"type": "integer"}}),
+		"batching":           obj("", Props{"windowMs": &Schema{Type: SchemaType{"integer"}}, "maxEvents": &Schema{Type: SchemaType{"integer"}}}),
 		"startFromTimestamp": dateTime("DURABLE only: start before the first event at this instant, within the retention."),
 		"ttl":                str("Go duration (\"720h\"), at least 1m; a durable subscription with no consumer attached for this long is deleted. Default SVC_CHANGEFEED_SUBSCRIPTION_TTL (720h)."),
-		"webhook": obj("svc extension: POST the events to this receiver (DURABLE only), in signed batches (Standard Webhooks). See `svc help changes`.", Map{
+		"webhook": obj("svc extension: POST the events to this receiver (DURABLE only), in signed batches (Standard Webhooks). See `svc help changes`.", Props{
 			"url": str("An https URL on a public address (the SSRF guard refuses loopback, private and link-local hosts at create and at every connection)."),
 		}, "url"),
 	}
-	resource := obj("A subscription.", merge(spec, Map{
-		"webhook": obj("The receiver, with its delivery state.", Map{
+	resource := obj("A subscription.", merge(spec, Props{
+		"webhook": obj("The receiver, with its delivery state.", Props{
 			"url":    str("The receiver."),
 			"secret": str("`whsec_` and base64: the signing key of webhook-signature. Only in the answer to create; never shown again."),
-			"status": obj("Delivery state.", Map{
-				"failing":             Map{"type": "boolean", "description": "Set after SVC_WEBHOOK_FAILING_AFTER consecutive failures; cleared by the next success."},
-				"consecutiveFailures": Map{"type": "integer"},
+			"status": obj("Delivery state.", Props{
+				"failing":             &Schema{Type: SchemaType{"boolean"}, Description: "Set after SVC_WEBHOOK_FAILING_AFTER consecutive failures; cleared by the next success."},
+				"consecutiveFailures": &Schema{Type: SchemaType{"integer"}},
 				"lastError":           str("The last failure: the HTTP status and the start of the answer, or the transport error."),
 				"lastAttemptAt":       dateTime(""),
 				"nextAttemptAt":       dateTime("When a failed request is tried again."),
@@ -79,18 +75,18 @@ func changeFeedExtDocs() map[string]opDoc {
 		"createdAt":      dateTime(""),
 		"lastAttachedAt": dateTime("When a consumer last attached or acknowledged (an attached stream stamps it every minute)."),
 		"detached": obj("Set when the backlog passed the ceiling (SVC_CHANGEFEED_BACKLOG_MAX_EVENTS unacknowledged events, or one older than SVC_CHANGEFEED_RETENTION): "+
-			"the attached consumer was cut (BACKLOG_EXCEEDED) and events past the ceiling are pruned from the log.", Map{
-			"at": dateTime(""), "reason": enum("", "BACKLOG_EVENTS", "BACKLOG_AGE"), "events": Map{"type": "integer", "description": "The backlog then."}}),
-		"lag": obj("Unacknowledged events of the subscription's model and the age of the oldest (DURABLE only).", Map{
-			"events": Map{"type": "integer"}, "oldestAgeMs": Map{"type": "integer"}}),
+			"the attached consumer was cut (BACKLOG_EXCEEDED) and events past the ceiling are pruned from the log.", Props{
+			"at": dateTime(""), "reason": enum("", "BACKLOG_EVENTS", "BACKLOG_AGE"), "events": &Schema{Type: SchemaType{"integer"}, Description: "The backlog then."}}),
+		"lag": obj("Unacknowledged events of the subscription's model and the age of the oldest (DURABLE only).", Props{
+			"events": &Schema{Type: SchemaType{"integer"}}, "oldestAgeMs": &Schema{Type: SchemaType{"integer"}}}),
 	}))
 	eRole := e(403, "FORBIDDEN: ROLE_M2M or ROLE_ADMIN is required.")
 	e404 := e(404, "NOT_FOUND: no such subscription in this tenant.")
-	sse := Map{"description": "`text/event-stream`: `id:` the event's cursor, `event: change`, `data:` the event as JSON " +
+	sse := &Response{Description: "`text/event-stream`: `id:` the event's cursor, `event: change`, `data:` the event as JSON " +
 		"(eventId, tenantId, transactionId, cursor, emittedAt, modelName, modelVersion, entityId, kind, fromState, toState, " +
 		"transitionName, bodyBefore, bodyAfter). A stream that is cut ends with `event: cut` and data {\"reason\": …, \"detail\": …}: " +
 		"SLOW_CONSUMER (live), SHUTDOWN, BACKLOG_EXCEEDED (the subscription was detached), DELETED (the subscription was deleted).",
-		"content": content("text/event-stream", str(""))}
+		Content: content("text/event-stream", str(""))}
 	return map[string]opDoc{
 		"createSubscription": {
 			desc: "Creates a subscription to entity changes in the caller's tenant (from the token). Needs ROLE_M2M or ROLE_ADMIN. " +
@@ -101,25 +97,25 @@ func changeFeedExtDocs() map[string]opDoc {
 		},
 		"listSubscriptions": {
 			desc:   "Lists the tenant's subscriptions by id, with their lag.",
-			params: []Map{query("after", "Start after this id (the previous page's `next`).", str("")), query("limit", "Page size.", intRange("int32", 1, 1000, 100))},
-			ok:     okJSON("A page.", obj("", Map{"subscriptions": arr(resource, ""), "next": str("Pass as `after` for the next page; absent on the last.")})),
+			params: []*Parameter{query("after", "Start after this id (the previous page's `next`).", str("")), query("limit", "Page size.", intRange("int32", 1, 1000, 100))},
+			ok:     okJSON("A page.", obj("", Props{"subscriptions": arr(resource, ""), "next": str("Pass as `after` for the next page; absent on the last.")})),
 			errs:   []errDoc{eRole},
 		},
 		"getSubscription":    {desc: "Returns a subscription with its lag.", ok: okJSON("The subscription.", resource), errs: []errDoc{eRole, e404}},
-		"updateSubscription": {desc: "Changes includeBody, batching or ttl; they apply forward. Any other member answers 400 naming it.", body: jsonBody("The changes.", obj("", Map{"includeBody": spec["includeBody"], "batching": spec["batching"], "ttl": spec["ttl"]}), true), ok: okJSON("The subscription.", resource), errs: []errDoc{e(400, "BAD_REQUEST: an immutable or unknown member, or an invalid value."), eRole, e404}},
+		"updateSubscription": {desc: "Changes includeBody, batching or ttl; they apply forward. Any other member answers 400 naming it.", body: jsonBody("The changes.", obj("", Props{"includeBody": spec["includeBody"], "batching": spec["batching"], "ttl": spec["ttl"]}), true), ok: okJSON("The subscription.", resource), errs: []errDoc{e(400, "BAD_REQUEST: an immutable or unknown member, or an invalid value."), eRole, e404}},
 		"deleteSubscription": {desc: "Deletes a subscription.", ok: okEmpty("Deleted."), errs: []errDoc{eRole, e404}},
 		"streamSubscriptionEvents": {
 			desc: "Streams the subscription's events as Server-Sent Events, in commit order per entity, at least once (dedupe by eventId). " +
 				"With `Last-Event-ID` (the cursor of the last event received; EventSource sends it on reconnect) the stream resumes after it " +
 				"and acknowledges everything up to it; without, it resumes after the acknowledged cursor.",
-			params: []Map{header("Last-Event-ID", "Cursor of the last event received.", str(""), false)},
+			params: []*Parameter{header("Last-Event-ID", "Cursor of the last event received.", str(""), false)},
 			ok:     sse,
 			errs:   []errDoc{e(400, "BAD_REQUEST: Last-Event-ID is not a cursor."), eRole, e404},
 		},
 		"streamChanges": {
 			desc: "A live-only stream of the tenant's changes passing the filter, from now on, with no stored state. " +
 				"A consumer that falls more than its buffer behind is cut with a final `event: cut` (reason SLOW_CONSUMER).",
-			params: []Map{queryReq("modelName", "", str("")), queryReq("modelVersion", "", Map{"type": "integer"}),
+			params: []*Parameter{queryReq("modelName", "", str("")), queryReq("modelVersion", "", &Schema{Type: SchemaType{"integer"}}),
 				arrayQuery("kinds", "Only these kinds (repeat the key, or comma-separated).", str(""), false),
 				query("fromState", "", str("")), query("toState", "", str("")),
 				query("includeBody", "", enum("", "NONE", "AFTER", "BEFORE_AND_AFTER")),
@@ -130,8 +126,8 @@ func changeFeedExtDocs() map[string]opDoc {
 	}
 }
 
-func merge(a, b Map) Map {
-	out := Map{}
+func merge(a, b Props) Props {
+	out := Props{}
 	for k, v := range a {
 		out[k] = v
 	}
@@ -240,16 +236,19 @@ func sseStart(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("X-Accel-Buffering", "no") // nginx: pass each event on
 }
 
-// sseWriter writes events, bounding each flush by sseStall.
+// sseWriter writes events, bounding each flush by stall (the hub's,
+// SVC_CHANGEFEED_STALL_TIMEOUT): a consumer that has not taken its bytes
+// for this long is cut, so it holds no goroutine forever.
 type sseWriter struct {
-	w    *bufio.Writer
-	conn net.Conn
-	buf  []byte
+	w     *bufio.Writer
+	conn  net.Conn
+	stall time.Duration
+	buf   []byte
 }
 
 func (s *sseWriter) flush() error {
 	if s.conn != nil {
-		_ = s.conn.SetWriteDeadline(time.Now().Add(sseStall))
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.stall))
 	}
 	return s.w.Flush()
 }
@@ -290,14 +289,14 @@ func (h *changeFeedAPI) events(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	sseStart(ctx)
-	conn := ctx.Conn()
+	conn, stall := ctx.Conn(), h.hub.Stall()
 	log := h.s.log
 	// Runs after the handler returns, while fasthttp writes the body: the
 	// request context is not used there; a consumer that goes away ends
 	// the stream through the failed write.
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer d.Close()
-		sw := &sseWriter{w: w, conn: conn}
+		sw := &sseWriter{w: w, conn: conn, stall: stall}
 		if sw.keepAlive() != nil {
 			return
 		}
@@ -386,10 +385,10 @@ func (h *changeFeedAPI) changes(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	sseStart(ctx)
-	conn := ctx.Conn()
+	conn, stall := ctx.Conn(), h.hub.Stall()
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer l.Close()
-		sw := &sseWriter{w: w, conn: conn}
+		sw := &sseWriter{w: w, conn: conn, stall: stall}
 		if sw.keepAlive() != nil {
 			return
 		}

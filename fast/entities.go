@@ -1,6 +1,7 @@
 package fast
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/url"
@@ -9,11 +10,13 @@ import (
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/entity"
 	"svc/platform/apierr"
+	"svc/platform/jsondoc"
 	"svc/storage"
 )
 
@@ -164,13 +167,21 @@ func (h *entityAPI) create(ctx *fasthttp.RequestCtx) {
 
 func (h *entityAPI) createCollection(ctx *fasthttp.RequestCtx) {
 	h.chunked(ctx, true, func(dc context.Context, b []byte, w int) (*entity.Result, error) {
-		return h.svc.CreateCollection(dc, actorOf(ctx), b, w)
+		items, err := decodeCollectionCreate(b)
+		if err != nil {
+			return nil, err
+		}
+		return h.svc.CreateCollection(dc, actorOf(ctx), items, w)
 	})
 }
 
 func (h *entityAPI) updateCollection(ctx *fasthttp.RequestCtx) {
 	h.chunked(ctx, false, func(dc context.Context, b []byte, w int) (*entity.Result, error) {
-		return h.svc.UpdateCollection(dc, actorOf(ctx), routeParam(ctx, "format"), b, w)
+		items, err := decodeCollectionUpdate(routeParam(ctx, "format"), b)
+		if err != nil {
+			return nil, err
+		}
+		return h.svc.UpdateCollection(dc, actorOf(ctx), items, w)
 	})
 }
 
@@ -620,4 +631,40 @@ func appendResult(b []byte, r *entity.Result) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// decodeCollectionCreate reads the body of POST /entity/{format}: a JSON
+// array of {model, payload} items (text and duplicate-key faults first,
+// then the decode; null is not an array).
+func decodeCollectionCreate(body []byte) ([]entity.CollectionItem, error) {
+	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
+		return nil, err
+	}
+	var items []entity.CollectionItem
+	if err := json.Unmarshal(body, &items); err != nil {
+		return nil, apierr.New(apierr.BadRequest, "invalid JSON array")
+	}
+	if items == nil && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
+		return nil, apierr.New(apierr.BadRequest, "invalid JSON array")
+	}
+	return items, nil
+}
+
+// decodeCollectionUpdate reads the body of PUT /entity/{format}: JSON only,
+// a non-empty array of {id, payload, transition, ifMatch} items.
+func decodeCollectionUpdate(format string, body []byte) ([]entity.UpdateItem, error) {
+	if format != "JSON" {
+		return nil, apierr.New(apierr.BadRequest, "collection update accepts JSON only")
+	}
+	if err := jsondoc.CheckProblem(body, "invalid JSON array", ""); err != nil {
+		return nil, err
+	}
+	var items []entity.UpdateItem
+	if err := json.Unmarshal(body, &items); err != nil {
+		return nil, apierr.New(apierr.BadRequest, "invalid JSON array")
+	}
+	if len(items) == 0 {
+		return nil, apierr.New(apierr.BadRequest, "collection is empty")
+	}
+	return items, nil
 }

@@ -4,8 +4,11 @@ import (
 	"net/url"
 	"sync"
 
+	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
+	"svc/model"
+	"svc/platform/apierr"
 	"svc/storage"
 )
 
@@ -98,7 +101,11 @@ func modelHandlers(s *Server) map[string]fasthttp.RequestHandler {
 			return svc.Validate(dctx(ctx), t, k, ctx.PostBody())
 		}),
 		"setEntityModelUniqueKeys": byKey(func(ctx *fasthttp.RequestCtx, t string, k storage.ModelKey) (any, error) {
-			return svc.SetUniqueKeys(dctx(ctx), t, k, ctx.PostBody())
+			keys, err := decodeUniqueKeys(ctx.PostBody())
+			if err != nil {
+				return nil, err
+			}
+			return svc.SetUniqueKeys(dctx(ctx), t, k, keys)
 		}),
 	}
 }
@@ -129,3 +136,26 @@ func modelPathParam(ctx *fasthttp.RequestCtx, name string) string {
 var exportBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 const maxPooledExport = 1 << 20
+
+// setUniqueKeysRequest is the body of setEntityModelUniqueKeys. Its name
+// and field type appear in decode errors clients read ("Go struct field
+// setUniqueKeysRequest.uniqueKeys of type []model.UniqueKey").
+type setUniqueKeysRequest struct {
+	UniqueKeys *[]model.UniqueKey `json:"uniqueKeys"`
+}
+
+// decodeUniqueKeys reads a unique-key set body (docs/decisions/0023-unique-keys.md:
+// the body is checked before the model is looked up).
+func decodeUniqueKeys(body []byte) ([]model.UniqueKey, error) {
+	if len(body) > model.MaxUniqueKeysBytes {
+		return nil, apierr.Newf(apierr.BadRequest, "invalid request body: larger than %d bytes", model.MaxUniqueKeysBytes)
+	}
+	var req setUniqueKeysRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, apierr.New(apierr.BadRequest, "invalid request body: "+err.Error())
+	}
+	if req.UniqueKeys == nil {
+		return nil, apierr.New(apierr.BadRequest, "invalid request body: uniqueKeys is required")
+	}
+	return *req.UniqueKeys, nil
+}

@@ -37,18 +37,18 @@ func ndjsonRoutes() []Route {
 
 func ndjsonDocs() map[string]opDoc {
 	pWindow := query("transactionWindow", "Documents per transaction; each chunk commits as it is read.", intRange("int32", 1, 1000, 100))
-	streamResult := Map{
-		"type": "object",
-		"properties": Map{
-			"entitiesCreated": Map{"type": "integer"},
-			"linesRead":       Map{"type": "integer"},
-			"transactions": Map{"type": "array", "items": Map{
-				"type": "object",
-				"properties": Map{
+	streamResult := &Schema{
+		Type: SchemaType{"object"},
+		Properties: Props{
+			"entitiesCreated": &Schema{Type: SchemaType{"integer"}},
+			"linesRead":       &Schema{Type: SchemaType{"integer"}},
+			"transactions": &Schema{Type: SchemaType{"array"}, Items: &Schema{
+				Type: SchemaType{"object"},
+				Properties: Props{
 					"transactionId": uuidS(""),
-					"firstLine":     Map{"type": "integer"},
-					"lastLine":      Map{"type": "integer"},
-					"entities":      Map{"type": "integer"},
+					"firstLine":     &Schema{Type: SchemaType{"integer"}},
+					"lastLine":      &Schema{Type: SchemaType{"integer"}},
+					"entities":      &Schema{Type: SchemaType{"integer"}},
 				},
 			}},
 		},
@@ -61,9 +61,9 @@ func ndjsonDocs() map[string]opDoc {
 				"line's error with `properties.line`, `properties.linesCommitted`, `properties.entitiesCreated` and " +
 				"`properties.transactions`: everything before the line's chunk is committed, nothing of that chunk. " +
 				"Not capped by SVC_MAX_ENTITIES_PER_REQUEST: the stream is the bulk path.",
-			params: []Map{pWindow},
-			body: Map{"description": "Newline-delimited JSON objects.", "required": true,
-				"content": Map{"application/x-ndjson": Map{"schema": Map{"type": "string"}}}},
+			params: []*Parameter{pWindow},
+			body: &RequestBody{Description: "Newline-delimited JSON objects.", Required: true,
+				Content: map[string]*MediaType{"application/x-ndjson": {Schema: &Schema{Type: SchemaType{"string"}}}}},
 			ok: okJSON("Every line committed.", streamResult),
 			errs: []errDoc{eOf(400, "BAD_REQUEST: a line is not a JSON object (properties.line), or a parameter does not parse."),
 				eOf(404, "MODEL_NOT_FOUND."), eOf(409, "MODEL_NOT_LOCKED."),
@@ -74,12 +74,12 @@ func ndjsonDocs() map[string]opDoc {
 				"`X-Point-In-Time`), one envelope per line, streamed as it is read. `condition` selects entities with the search " +
 				"condition language (URL-encoded JSON). A failure after the first line ends the stream with a line " +
 				"`{\"error\":{…problem…}}`.",
-			params: []Map{
+			params: []*Parameter{
 				query("pointInTime", "Read as at this instant (RFC 3339); default now."+instantRangeDoc, dateTime("")),
-				query("condition", "A search condition (JSON, URL-encoded); default every entity.", Map{"type": "string"}),
+				query("condition", "A search condition (JSON, URL-encoded); default every entity.", &Schema{Type: SchemaType{"string"}}),
 			},
-			ok: Map{"description": "Newline-delimited entity envelopes.",
-				"content": content("application/x-ndjson", Map{"type": "string"})},
+			ok: &Response{Description: "Newline-delimited entity envelopes.",
+				Content: content("application/x-ndjson", &Schema{Type: SchemaType{"string"}})},
 			errs: []errDoc{eOf(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH or CONDITION_TYPE_MISMATCH."),
 				eOf(404, "MODEL_NOT_FOUND.")},
 		},

@@ -43,64 +43,63 @@ func oauthExtensionDocs() map[string]opDoc {
 				"unsupported_token_type; another client's token answers unauthorized_client.",
 			oauth: true,
 			body:  formBody("The token to revoke.", ref("TokenRevocationRequest")),
-			ok:    okJSON("Revoked (or nothing to revoke).", Map{"type": "object"}),
+			ok:    okJSON("Revoked (or nothing to revoke).", &Schema{Type: SchemaType{"object"}}),
 		},
 	}
 }
 
-func formBody(desc string, schema Map) Map {
-	return Map{"description": desc, "required": true,
-		"content": Map{"application/x-www-form-urlencoded": Map{"schema": schema}}}
+func formBody(desc string, schema *Schema) *RequestBody {
+	return &RequestBody{Description: desc, Required: true, Content: content("application/x-www-form-urlencoded", schema)}
+}
+
+// noStoreHeaders documents Cache-Control: no-store on OAuth answers.
+func noStoreHeaders() map[string]*Header {
+	return map[string]*Header{"Cache-Control": {Description: "Always no-store.", Schema: &Schema{Type: SchemaType{"string"}}}}
+}
+
+// oauthErrorResponse is an OAuth error body (RFC 6749 section 5.2).
+func oauthErrorResponse(desc string) *Response {
+	return &Response{Description: desc, Headers: noStoreHeaders(), Content: content("application/json", ref("OAuthError"))}
 }
 
 // oauthCompanionResponses are the responses of introspection and
 // revocation: OAuth error bodies, never problem+json.
-func oauthCompanionResponses(ok Map) Map {
-	noStore := Map{"Cache-Control": Map{"description": "Always no-store.", "schema": Map{"type": "string"}}}
-	oauthErr := func(desc string) Map {
-		return Map{"description": desc, "headers": noStore, "content": content("application/json", ref("OAuthError"))}
-	}
-	ok["headers"] = noStore
-	unauthorized := oauthErr("invalid_client: missing or wrong client credentials.")
-	unauthorized["headers"] = Map{
-		"Cache-Control":    noStore["Cache-Control"],
-		"WWW-Authenticate": Map{"description": "`Basic realm=\"svc\"`.", "schema": Map{"type": "string"}},
-	}
-	return Map{
+func oauthCompanionResponses(ok *Response) map[string]*Response {
+	ok.Headers = noStoreHeaders()
+	unauthorized := oauthErrorResponse("invalid_client: missing or wrong client credentials.")
+	unauthorized.Headers["WWW-Authenticate"] = &Header{Description: "`Basic realm=\"svc\"`.", Schema: &Schema{Type: SchemaType{"string"}}}
+	return map[string]*Response{
 		"200":     ok,
-		"400":     oauthErr("invalid_request (token missing, or two client authentication methods), unsupported_token_type or unauthorized_client (revocation)."),
+		"400":     oauthErrorResponse("invalid_request (token missing, or two client authentication methods), unsupported_token_type or unauthorized_client (revocation)."),
 		"401":     unauthorized,
-		"429":     throttledResponse(oauthErr),
-		"default": oauthErr("server_error (no signing key is configured), or 503 temporarily_unavailable."),
+		"429":     throttledResponse(),
+		"default": oauthErrorResponse("server_error (no signing key is configured), or 503 temporarily_unavailable."),
 	}
 }
 
 // throttledResponse is the 429 of too many failed client authentications.
-func throttledResponse(oauthErr func(string) Map) Map {
-	r := oauthErr("temporarily_unavailable: too many failed client authentications from this address or for this client id " +
+func throttledResponse() *Response {
+	r := oauthErrorResponse("temporarily_unavailable: too many failed client authentications from this address or for this client id " +
 		"(SVC_OAUTH_MAX_FAILURES_PER_CLIENT, SVC_OAUTH_MAX_FAILURES_PER_ADDRESS).")
-	r["headers"] = Map{
-		"Cache-Control": Map{"description": "Always no-store.", "schema": Map{"type": "string"}},
-		"Retry-After":   Map{"description": "Seconds until the window ends.", "schema": Map{"type": "integer"}},
-	}
+	r.Headers["Retry-After"] = &Header{Description: "Seconds until the window ends.", Schema: &Schema{Type: SchemaType{"integer"}}}
 	return r
 }
 
 // withOAuthSchemas adds the schemas of introspection and revocation.
-func withOAuthSchemas(m Map) Map {
-	m["TokenIntrospectionRequest"] = obj("RFC 7662 introspection request; add client_id and client_secret for client_secret_post.", Map{
+func withOAuthSchemas(m map[string]*Schema) map[string]*Schema {
+	m["TokenIntrospectionRequest"] = obj("RFC 7662 introspection request; add client_id and client_secret for client_secret_post.", Props{
 		"token":           str("The access token."),
 		"token_type_hint": str("Ignored: every token svc accepts is an access token."),
 		"client_id":       str("client_secret_post only."),
 		"client_secret":   str("client_secret_post only."),
 	}, "token")
-	m["TokenRevocationRequest"] = obj("RFC 7009 revocation request; add client_id and client_secret for client_secret_post.", Map{
+	m["TokenRevocationRequest"] = obj("RFC 7009 revocation request; add client_id and client_secret for client_secret_post.", Props{
 		"token":           str("The access token."),
 		"token_type_hint": str("Ignored."),
 		"client_id":       str("client_secret_post only."),
 		"client_secret":   str("client_secret_post only."),
 	}, "token")
-	m["TokenIntrospection"] = obj("RFC 7662 introspection response. Only `active` when the token is not active.", Map{
+	m["TokenIntrospection"] = obj("RFC 7662 introspection response. Only `active` when the token is not active.", Props{
 		"active":     boolean("Whether the token verifies now (signature, expiry, revocation) and belongs to the asking client's tenant."),
 		"scope":      str("The token's roles, space-separated."),
 		"client_id":  str("The client the token was issued to."),

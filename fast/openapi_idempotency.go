@@ -17,13 +17,13 @@ var idempotentOps = map[string]bool{
 // svc extension: the wire contract svc is compatible with has no such
 // header, so the parameter carries the same x-svc-extension mark as an
 // extension operation does.
-func idempotencyKeyParam() Map {
+func idempotencyKeyParam() *Parameter {
 	p := header("Idempotency-Key",
 		extensionDescription+" 1 to 255 visible ASCII characters, per tenant. A repeat with the same method, URI and body "+
 			"within SVC_IDEMPOTENCY_RETENTION answers the first response again with `Idempotent-Replayed: true` and writes nothing; "+
 			"the same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 "+
 			"IDEMPOTENCY_CONFLICT (retry later). Not with X-Tx-Token. See help `entities.idempotency`.",
-		Map{"type": "string", "minLength": 1, "maxLength": 255}, false)
-	p["x-svc-extension"] = true
+		&Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(255)}, false)
+	p.Extension = true
 	return p
 }

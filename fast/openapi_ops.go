@@ -9,10 +9,10 @@ import json "github.com/goccy/go-json"
 type opDoc struct {
 	desc string
 	// pathSchemas overrides the default schema of a path parameter.
-	pathSchemas map[string]Map
-	params      []Map
-	body        Map
-	ok          Map
+	pathSchemas map[string]*Schema
+	params      []*Parameter
+	body        *RequestBody
+	ok          *Response
 	errs        []errDoc
 	// mock501 marks operations that answer 501 while SVC_IAM_MODE=mock.
 	mock501 bool
@@ -32,51 +32,48 @@ func e(status int, desc string) errDoc { return errDoc{status, desc} }
 // are the service's, not a tenant's.
 const keypairAccess = " Service-wide: needs ROLE_ADMIN in the bootstrap tenant (SVC_BOOTSTRAP_TENANT_ID); an administrator of any other tenant gets 403 FORBIDDEN."
 
-func param(in, name, desc string, schema Map, required bool) Map {
-	p := Map{"name": name, "in": in, "schema": schema}
-	if desc != "" {
-		p["description"] = desc
-	}
-	if required {
-		p["required"] = true
-	}
-	return p
+func param(in, name, desc string, schema *Schema, required bool) *Parameter {
+	return &Parameter{Name: name, In: in, Description: desc, Schema: schema, Required: required}
 }
 
-func query(name, desc string, schema Map) Map { return param("query", name, desc, schema, false) }
+func query(name, desc string, schema *Schema) *Parameter {
+	return param("query", name, desc, schema, false)
+}
 
-func queryReq(name, desc string, schema Map) Map { return param("query", name, desc, schema, true) }
+func queryReq(name, desc string, schema *Schema) *Parameter {
+	return param("query", name, desc, schema, true)
+}
 
-func header(name, desc string, schema Map, required bool) Map {
+func header(name, desc string, schema *Schema, required bool) *Parameter {
 	return param("header", name, desc, schema, required)
 }
 
 // arrayQuery is a repeated query key (?k=a&k=b); commas are not split.
-func arrayQuery(name, desc string, items Map, required bool) Map {
-	p := param("query", name, desc, Map{"type": "array", "items": items}, required)
-	p["style"] = "form"
-	p["explode"] = true
+func arrayQuery(name, desc string, items *Schema, required bool) *Parameter {
+	p := param("query", name, desc, &Schema{Type: SchemaType{"array"}, Items: items}, required)
+	p.Style = "form"
+	p.Explode = true
 	return p
 }
 
-func content(mediaType string, schema Map) Map {
-	return Map{mediaType: Map{"schema": schema}}
+func content(mediaType string, schema *Schema) map[string]*MediaType {
+	return map[string]*MediaType{mediaType: {Schema: schema}}
 }
 
-func jsonBody(desc string, schema Map, required bool) Map {
-	return Map{"description": desc, "required": required, "content": content("application/json", schema)}
+func jsonBody(desc string, schema *Schema, required bool) *RequestBody {
+	return &RequestBody{Description: desc, Required: required, Content: content("application/json", schema)}
 }
 
-func okJSON(desc string, schema Map) Map {
-	return Map{"description": desc, "content": content("application/json", schema)}
+func okJSON(desc string, schema *Schema) *Response {
+	return &Response{Description: desc, Content: content("application/json", schema)}
 }
 
-func okEmpty(desc string) Map { return Map{"description": desc} }
+func okEmpty(desc string) *Response { return &Response{Description: desc} }
 
-func intRange(format string, min, max, def int64) Map {
-	m := Map{"type": "integer", "format": format, "minimum": min, "default": def}
+func intRange(format string, min, max, def int64) *Schema {
+	m := &Schema{Type: SchemaType{"integer"}, Format: format, Minimum: &min, Default: def}
 	if max > 0 {
-		m["maximum"] = max
+		m.Maximum = &max
 	}
 	return m
 }
@@ -87,17 +84,17 @@ func opDocTable() map[string]opDoc {
 	pPointInTime := query("pointInTime", "Read as at this instant (RFC 3339, or a bare date meaning midnight UTC); default now."+instantRangeDoc, dateTime(""))
 	pTxID := query("transactionId", "Read the version written by this transaction; not together with pointInTime.", uuidS(""))
 	pTxTimeout := query("transactionTimeoutMillis", "Accepted for compatibility; no effect.", intRange("int64", 0, 0, 10000))
-	pWaitConsist := query("waitForConsistencyAfter", "Accepted for compatibility; no effect.", Map{"type": "boolean", "default": false})
+	pWaitConsist := query("waitForConsistencyAfter", "Accepted for compatibility; no effect.", &Schema{Type: SchemaType{"boolean"}, Default: false})
 	pTxWindow := query("transactionWindow", "Entities per transaction when the body is an array; each chunk commits on its own.", intRange("int32", 1, 1000, 100))
 	pTxSize := query("transactionSize", "Accepted for compatibility; the delete runs in one transaction.", intRange("int32", 1, 0, 1000))
-	pSort := arrayQuery("sort", "Sort key `[@]path[:asc|desc]`, repeatable (at most 16); `@` names metadata (state, creationDate, lastUpdateTime, transitionForLatestSave, transactionId, id). Entity id ascending breaks ties.", Map{"type": "string"}, false)
-	pStates := arrayQuery("states", "Only these states (repeat the key); default all.", Map{"type": "string"}, false)
-	pIfMatchPut := header("If-Match", "Expected `meta.transactionId` (bare, unquoted); a mismatch answers 412.", Map{"type": "string"}, false)
+	pSort := arrayQuery("sort", "Sort key `[@]path[:asc|desc]`, repeatable (at most 16); `@` names metadata (state, creationDate, lastUpdateTime, transitionForLatestSave, transactionId, id). Entity id ascending breaks ties.", &Schema{Type: SchemaType{"string"}}, false)
+	pStates := arrayQuery("states", "Only these states (repeat the key); default all.", &Schema{Type: SchemaType{"string"}}, false)
+	pIfMatchPut := header("If-Match", "Expected `meta.transactionId` (bare, unquoted); a mismatch answers 412.", &Schema{Type: SchemaType{"string"}}, false)
 	// The wire contract marks If-Match optional on PATCH too: svc itself
 	// answers its absence with 428 and an explanation, which a client-side
 	// validator rejecting the request early would hide.
 	pIfMatchPat := header("If-Match", "Expected `meta.transactionId` (bare, unquoted), or `*` for any version. "+
-		"Mandatory in practice: a PATCH without it answers 428 PRECONDITION_REQUIRED.", Map{"type": "string"}, false)
+		"Mandatory in practice: a PATCH without it answers 428 PRECONDITION_REQUIRED.", &Schema{Type: SchemaType{"string"}}, false)
 
 	eBadParam := e(400, "BAD_REQUEST: a parameter does not parse (properties.parameter names it).")
 	eModel404 := e(404, "MODEL_NOT_FOUND: no such model.")
@@ -119,26 +116,26 @@ func opDocTable() map[string]opDoc {
 	eTooMany := e(413, "TOO_MANY_ENTITIES (svc extension): more entities than SVC_MAX_ENTITIES_PER_REQUEST (default 10000); nothing is written.")
 
 	// Bodies shared by several operations.
-	entityWriteBody := Map{
-		"description": "The entity: a JSON object (format JSON) or an XML document (format XML).",
-		"required":    true,
-		"content": Map{
-			"application/json": Map{"schema": freeObj("")},
-			"application/xml":  Map{"schema": Map{"type": "string"}},
+	entityWriteBody := &RequestBody{
+		Description: "The entity: a JSON object (format JSON) or an XML document (format XML).",
+		Required:    true,
+		Content: map[string]*MediaType{
+			"application/json": {Schema: freeObj("")},
+			"application/xml":  {Schema: &Schema{Type: SchemaType{"string"}}},
 		},
 	}
-	mergePatchBody := Map{
-		"description": "RFC 7386 merge patch: members overwrite, nested objects merge, null deletes, arrays replace. Content-Type must be application/merge-patch+json (application/json-patch+json answers 501).",
-		"required":    true,
-		"content":     content("application/merge-patch+json", freeObj("")),
+	mergePatchBody := &RequestBody{
+		Description: "RFC 7386 merge patch: members overwrite, nested objects merge, null deletes, arrays replace. Content-Type must be application/merge-patch+json (application/json-patch+json answers 501).",
+		Required:    true,
+		Content:     content("application/merge-patch+json", freeObj("")),
 	}
 	conditionBody := jsonBody("The search condition; match everything with `{\"type\":\"group\",\"operator\":\"AND\",\"conditions\":[]}`.", ref("Condition"), true)
 	txResult := okJSON("The write transaction.", ref("EntityTransactionResponse"))
 	txResults := okJSON("One element per chunk; a failed later chunk is the last element, with `error`.", arr(ref("EntityTransactionResponse"), ""))
 	modelAction := okJSON("Done.", ref("ModelActionResult"))
-	transitions := okJSON("Names of the transitions declared on the entity's current state, in declaration order.", arr(Map{"type": "string"}, ""))
+	transitions := okJSON("Names of the transitions declared on the entity's current state, in declaration order.", arr(&Schema{Type: SchemaType{"string"}}, ""))
 
-	entityFormatPath := map[string]Map{"format": enum("Body format.", "JSON", "XML")}
+	entityFormatPath := map[string]*Schema{"format": enum("Body format.", "JSON", "XML")}
 
 	docs := map[string]opDoc{
 		// Account.
@@ -153,13 +150,13 @@ func opDocTable() map[string]opDoc {
 
 		// Audit.
 		"searchEntityAuditEvents": {
-			params: []Map{
+			params: []*Parameter{
 				arrayQuery("eventType", "Event kinds (repeat the key); default EntityChange and StateMachine.", enum("", "EntityChange", "StateMachine", "System"), false),
 				query("severity", "Only this severity.", enum("", "ERROR", "WARN", "INFO", "DEBUG")),
 				query("fromUtcTime", "From this instant, inclusive."+instantRangeDoc, dateTime("")),
 				query("toUtcTime", "Up to this instant, exclusive."+instantRangeDoc, dateTime("")),
 				query("transactionId", "Only events of this transaction.", uuidS("")),
-				query("cursor", "`nextCursor` of the previous page.", Map{"type": "string"}),
+				query("cursor", "`nextCursor` of the previous page.", &Schema{Type: SchemaType{"string"}}),
 				query("limit", "Page size; values over 1000 are clamped.", intRange("int32", 1, 0, 20)),
 			},
 			ok:   okJSON("A page of events, newest first.", ref("AuditEventsPage")),
@@ -178,7 +175,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"createTechnicalUser": {
 			desc:    "The client acts in the caller's tenant. The response is the only time the secret is shown.",
-			params:  []Map{query("withAdminRole", "Also grant ROLE_ADMIN; honoured only when SVC_IAM_M2M_ADMIN_ROLE_ENABLED=true.", Map{"type": "boolean", "default": false})},
+			params:  []*Parameter{query("withAdminRole", "Also grant ROLE_ADMIN; honoured only when SVC_IAM_M2M_ADMIN_ROLE_ENABLED=true.", &Schema{Type: SchemaType{"boolean"}, Default: false})},
 			ok:      okJSON("The new client's credentials.", ref("TechnicalUserCredentials")),
 			errs:    []errDoc{e(404, "FEATURE_DISABLED: withAdminRole=true while admin machine clients are disabled.")},
 			mock501: true,
@@ -197,21 +194,21 @@ func opDocTable() map[string]opDoc {
 
 		// Entity statistics.
 		"getEntityStatistics": {
-			params: []Map{pPointInTime},
+			params: []*Parameter{pPointInTime},
 			ok:     okJSON("One count per registered model, zero counts included.", arr(ref("ModelStats"), "")),
 		},
 		"getEntityStatisticsByState": {
-			params: []Map{pPointInTime, pStates},
+			params: []*Parameter{pPointInTime, pStates},
 			ok:     okJSON("Counts of the (model, state) pairs that have entities.", arr(ref("ModelStateStats"), "")),
 			errs:   []errDoc{e(400, "BAD_REQUEST: more than 1000 states.")},
 		},
 		"getEntityStatisticsByStateForModel": {
-			params: []Map{pPointInTime, pStates},
+			params: []*Parameter{pPointInTime, pStates},
 			ok:     okJSON("Counts by state.", arr(ref("ModelStateStats"), "")),
 			errs:   []errDoc{eBadParam, eModel404},
 		},
 		"getEntityStatisticsForModel": {
-			params: []Map{pPointInTime},
+			params: []*Parameter{pPointInTime},
 			ok:     okJSON("The count.", ref("ModelStats")),
 			errs:   []errDoc{eBadParam, eModel404},
 		},
@@ -229,7 +226,7 @@ func opDocTable() map[string]opDoc {
 
 		// Entities.
 		"getOneEntity": {
-			params: []Map{pPointInTime, pTxID},
+			params: []*Parameter{pPointInTime, pTxID},
 			ok:     okJSON("The entity.", ref("EntityEnvelope")),
 			errs:   []errDoc{e(400, "BAD_REQUEST: bad parameter, or both pointInTime and transactionId."), eEntity404},
 		},
@@ -239,26 +236,26 @@ func opDocTable() map[string]opDoc {
 			errs: []errDoc{eBadParam, eEntity404, eConflict409},
 		},
 		"getEntityChangesMetadata": {
-			params: []Map{query("pointInTime", "Only versions at or before this instant."+instantRangeDoc, dateTime(""))},
+			params: []*Parameter{query("pointInTime", "Only versions at or before this instant."+instantRangeDoc, dateTime(""))},
 			ok:     okJSON("Versions, newest first (at most 1000).", arr(ref("EntityChange"), "")),
 			errs:   []errDoc{eBadParam, eEntity404},
 		},
 		"getEntityTransitions": {
-			params: []Map{pPointInTime, query("transactionId", "Evaluate as at the time of this transaction.", uuidS(""))},
+			params: []*Parameter{pPointInTime, query("transactionId", "Evaluate as at the time of this transaction.", uuidS(""))},
 			ok:     transitions,
 			errs:   []errDoc{e(400, "BAD_REQUEST: bad pointInTime, unknown transactionId, or both given."), eEntity404},
 		},
 		"fetchEntityTransitions": {
 			desc: "Same answer as GET /entity/{entityId}/transitions, evaluated now.",
-			params: []Map{
-				queryReq("entityClass", "Model as `<name>.<version>`; when it is not of that form the entity's own model is used.", Map{"type": "string"}),
+			params: []*Parameter{
+				queryReq("entityClass", "Model as `<name>.<version>`; when it is not of that form the entity's own model is used.", &Schema{Type: SchemaType{"string"}}),
 				queryReq("entityId", "Entity id.", uuidS("")),
 			},
 			ok:   transitions,
 			errs: []errDoc{e(400, "BAD_REQUEST: a parameter is missing."), eEntity404},
 		},
 		"getAllEntities": {
-			params: []Map{
+			params: []*Parameter{
 				query("pageSize", "Entities per page; 0 gives an empty page.", intRange("int32", 0, 10000, 20)),
 				query("pageNumber", "Zero-based page.", intRange("int32", 0, 214748, 0)),
 				pPointInTime,
@@ -268,10 +265,10 @@ func opDocTable() map[string]opDoc {
 		},
 		"deleteEntities": {
 			desc: "With a condition body, deletes the matching entities; with an empty body, deletes them all.",
-			params: []Map{
+			params: []*Parameter{
 				pTxSize,
 				query("pointInTime", "Select the entities to delete as at this instant."+instantRangeDoc, dateTime("")),
-				query("verbose", "List the removed ids.", Map{"type": "boolean", "default": false}),
+				query("verbose", "List the removed ids.", &Schema{Type: SchemaType{"boolean"}, Default: false}),
 			},
 			body: jsonBody("Optional condition selecting the entities.", ref("Condition"), false),
 			ok:   okJSON("What was removed.", ref("EntityDeleteResult")),
@@ -279,16 +276,16 @@ func opDocTable() map[string]opDoc {
 		},
 		"updateCollection": {
 			desc:        "Updates many entities, `transactionWindow` per transaction. An item whose `ifMatch` is stale is reported in `failed` and its chunk still commits.",
-			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
-			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
-			body:        jsonBody("The updates.", withDesc(Map{"type": "array", "minItems": 1, "items": ref("CollectionUpdateItem")}, ""), true),
+			pathSchemas: map[string]*Schema{"format": enum("Only JSON.", "JSON")},
+			params:      []*Parameter{pTxWindow, pTxTimeout, pWaitConsist},
+			body:        jsonBody("The updates.", withDesc(&Schema{Type: SchemaType{"array"}, MinItems: ptr(1), Items: ref("CollectionUpdateItem")}, ""), true),
 			ok:          txResults,
 			errs:        []errDoc{e(400, "BAD_REQUEST: empty collection, missing id, invalid payload, or format is not JSON."), eWorkflow, eEntity404, eConflict409, e(409, "UNIQUE_VIOLATION: a unique key is taken."), eUniqueKey, eTooMany},
 		},
 		"createCollection": {
 			desc:        "Creates entities of any models, `transactionWindow` per transaction. Each target model must be locked.",
-			pathSchemas: map[string]Map{"format": enum("Ignored: the body is always JSON.", "JSON", "XML")},
-			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
+			pathSchemas: map[string]*Schema{"format": enum("Ignored: the body is always JSON.", "JSON", "XML")},
+			params:      []*Parameter{pTxWindow, pTxTimeout, pWaitConsist},
 			body:        jsonBody("The entities.", arr(ref("CollectionCreateItem"), ""), true),
 			ok:          txResults,
 			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: an item is invalid (the message names it)."), eWorkflow, eModel404, e(409, "MODEL_NOT_LOCKED, UNIQUE_VIOLATION or CONFLICT."), eUniqueKey, eTooMany},
@@ -296,15 +293,15 @@ func opDocTable() map[string]opDoc {
 		"updateSingleWithLoopback": {
 			desc:        "Replaces the entity and re-enters its current state, so automated transitions may fire.",
 			pathSchemas: entityFormatPath,
-			params:      []Map{pIfMatchPut, pTxTimeout, pWaitConsist},
+			params:      []*Parameter{pIfMatchPut, pTxTimeout, pWaitConsist},
 			body:        entityWriteBody,
 			ok:          txResult,
 			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE or POLYMORPHIC_SLOT: the body is invalid for the model."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), eUniqueKey},
 		},
 		"patchSingleWithLoopback": {
 			desc:        "Merge-patches the stored entity, validates the result strictly against the model, then runs the loopback.",
-			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
-			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
+			pathSchemas: map[string]*Schema{"format": enum("Only JSON.", "JSON")},
+			params:      []*Parameter{pIfMatchPat, pTxTimeout, pWaitConsist},
 			body:        mergePatchBody,
 			ok:          txResult,
 			errs:        []errDoc{e(400, "BAD_REQUEST or INCOMPATIBLE_TYPE: the patch or its result is invalid; a patch nested deeper than 256 levels is refused before merging (`properties.limit` MaxDepth), a merged document over 10 MiB too (MaxBytes)."), eWorkflow, eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE: format or Content-Type is not merge-patch JSON."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
@@ -312,15 +309,15 @@ func opDocTable() map[string]opDoc {
 		"updateSingle": {
 			desc:        "Replaces the entity and fires the named transition from its current state.",
 			pathSchemas: entityFormatPath,
-			params:      []Map{pIfMatchPut, pTxTimeout, pWaitConsist},
+			params:      []*Parameter{pIfMatchPut, pTxTimeout, pWaitConsist},
 			body:        entityWriteBody,
 			ok:          txResult,
 			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), eUniqueKey},
 		},
 		"patchSingle": {
 			desc:        "Merge-patches the stored entity, then fires the named transition.",
-			pathSchemas: map[string]Map{"format": enum("Only JSON.", "JSON")},
-			params:      []Map{pIfMatchPat, pTxTimeout, pWaitConsist},
+			pathSchemas: map[string]*Schema{"format": enum("Only JSON.", "JSON")},
+			params:      []*Parameter{pIfMatchPat, pTxTimeout, pWaitConsist},
 			body:        mergePatchBody,
 			ok:          txResult,
 			errs:        []errDoc{e(400, "BAD_REQUEST, INCOMPATIBLE_TYPE, TRANSITION_NOT_FOUND or WORKFLOW_FAILED; the merge-patch limits (MaxDepth 256, MaxBytes 10 MiB) are checked as on the loopback PATCH."), eEntity404, e(409, "UNIQUE_VIOLATION or CONFLICT."), e(412, "ENTITY_MODIFIED: If-Match is stale."), e(415, "UNSUPPORTED_MEDIA_TYPE."), eUniqueKey, e(428, "PRECONDITION_REQUIRED: no If-Match.")},
@@ -328,13 +325,13 @@ func opDocTable() map[string]opDoc {
 		"create": {
 			desc:        "Creates one entity (object body) or many (array body, `transactionWindow` per transaction). The model must be locked.",
 			pathSchemas: entityFormatPath,
-			params:      []Map{pTxWindow, pTxTimeout, pWaitConsist},
-			body: Map{
-				"description": "One entity, or with format JSON an array of entities; with format XML an XML document.",
-				"required":    true,
-				"content": Map{
-					"application/json": Map{"schema": Map{"oneOf": []Map{freeObj("One entity."), arr(freeObj(""), "Several entities.")}}},
-					"application/xml":  Map{"schema": Map{"type": "string"}},
+			params:      []*Parameter{pTxWindow, pTxTimeout, pWaitConsist},
+			body: &RequestBody{
+				Description: "One entity, or with format JSON an array of entities; with format XML an XML document.",
+				Required:    true,
+				Content: map[string]*MediaType{
+					"application/json": {Schema: &Schema{OneOf: []*Schema{freeObj("One entity."), arr(freeObj(""), "Several entities.")}}},
+					"application/xml":  {Schema: &Schema{Type: SchemaType{"string"}}},
 				},
 			},
 			ok:   txResults,
@@ -343,20 +340,20 @@ func opDocTable() map[string]opDoc {
 
 		// Messaging.
 		"deleteMessages": {
-			params: []Map{pTxSize},
+			params: []*Parameter{pTxSize},
 			body:   jsonBody("Ids of the messages to delete.", arr(uuidS(""), ""), true),
 			ok:     okJSON("The ids as sent (unknown ids are not reported).", arr(ref("MessageBatchDeleteResult"), "")),
 			errs:   []errDoc{e(400, "BAD_REQUEST: the body is not an array of UUIDs."), eTooLarge},
 		},
 		"newMessage": {
 			desc: "Stores a message. Content-Type and Content-Length are required request headers (so chunked uploads are refused); the X- headers are stored in the message header.",
-			params: []Map{
-				header("Content-Encoding", "Default UTF-8.", Map{"type": "string"}, false),
-				header("X-Message-ID", "", Map{"type": "string"}, false),
-				header("X-User-ID", "", Map{"type": "string"}, false),
-				header("X-Recipient", "", Map{"type": "string"}, false),
-				header("X-Reply-To", "", Map{"type": "string"}, false),
-				header("X-Correlation-ID", "", Map{"type": "string"}, false),
+			params: []*Parameter{
+				header("Content-Encoding", "Default UTF-8.", &Schema{Type: SchemaType{"string"}}, false),
+				header("X-Message-ID", "", &Schema{Type: SchemaType{"string"}}, false),
+				header("X-User-ID", "", &Schema{Type: SchemaType{"string"}}, false),
+				header("X-Recipient", "", &Schema{Type: SchemaType{"string"}}, false),
+				header("X-Reply-To", "", &Schema{Type: SchemaType{"string"}}, false),
+				header("X-Correlation-ID", "", &Schema{Type: SchemaType{"string"}}, false),
 				pTxTimeout,
 			},
 			body: jsonBody("The message.", ref("NewMessageRequest"), true),
@@ -379,22 +376,22 @@ func opDocTable() map[string]opDoc {
 		},
 		"exportMetadata": {
 			desc:        "SIMPLE_VIEW gives svc's node-path view of the inferred schema; JSON_SCHEMA gives a JSON Schema document.",
-			pathSchemas: map[string]Map{"converter": enum("Export format.", "SIMPLE_VIEW", "JSON_SCHEMA")},
+			pathSchemas: map[string]*Schema{"converter": enum("Export format.", "SIMPLE_VIEW", "JSON_SCHEMA")},
 			ok:          okJSON("The export.", ref("ModelExport")),
 			errs:        []errDoc{e(400, "BAD_REQUEST: unknown converter (properties.parameter, properties.invalidValue)."), e(404, "MODEL_NOT_FOUND (checked before the converter).")},
 		},
 		"importEntityModel": {
 			desc: "SAMPLE_DATA infers a schema from a sample document and merges it into the model (created UNLOCKED if absent); SIMPLE_VIEW loads an export unchanged.",
-			pathSchemas: map[string]Map{
+			pathSchemas: map[string]*Schema{
 				"converter":  enum("How the body is read.", "SAMPLE_DATA", "SIMPLE_VIEW"),
 				"dataFormat": enum("Body format.", "JSON", "XML"),
 			},
-			body: Map{
-				"description": "A sample document (JSON or XML), or a SIMPLE_VIEW export.",
-				"required":    true,
-				"content": Map{
-					"application/json": Map{"schema": anyJSON("")},
-					"application/xml":  Map{"schema": Map{"type": "string"}},
+			body: &RequestBody{
+				Description: "A sample document (JSON or XML), or a SIMPLE_VIEW export.",
+				Required:    true,
+				Content: map[string]*MediaType{
+					"application/json": {Schema: anyJSON("")},
+					"application/xml":  {Schema: &Schema{Type: SchemaType{"string"}}},
 				},
 			},
 			ok:   okJSON("The model id.", uuidS("Model id (UUIDv5 of `<name>.<version>`).")),
@@ -413,7 +410,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"setEntityModelChangeLevel": {
 			desc:        "Lets entity writes (POST and PUT, not PATCH) extend the schema up to this level instead of failing. Each level includes the ones before it.",
-			pathSchemas: map[string]Map{"changeLevel": enum("How far writes may extend the model.", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
+			pathSchemas: map[string]*Schema{"changeLevel": enum("How far writes may extend the model.", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
 			ok:          modelAction,
 			errs:        []errDoc{e(400, "INVALID_CHANGE_LEVEL (properties.validValues lists the levels)."), eModel404},
 		},
@@ -452,7 +449,7 @@ func opDocTable() map[string]opDoc {
 		},
 		"getCurrentJwtKeyPair": {
 			desc:    "Returns the public part of the active signing keypair of an audience." + keypairAccess,
-			params:  []Map{query("audience", "Whose keypair.", withDesc(Map{"type": "string", "enum": []string{"human", "client"}, "default": "client"}, ""))},
+			params:  []*Parameter{query("audience", "Whose keypair.", withDesc(&Schema{Type: SchemaType{"string"}, Enum: []string{"human", "client"}, Default: "client"}, ""))},
 			ok:      okJSON("The active keypair (public part).", ref("JwtKeyPair")),
 			errs:    []errDoc{e(400, "BAD_REQUEST: invalid audience."), e(404, "KEYPAIR_NOT_FOUND: none is active.")},
 			mock501: true,
@@ -492,20 +489,20 @@ func opDocTable() map[string]opDoc {
 			mock501: true,
 		},
 		"deleteTrustedKey": {
-			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			pathSchemas: map[string]*Schema{"keyId": keyIDSchema("")},
 			ok:          okEmpty("Deleted; no body."),
 			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId."), eTrusted404},
 			mock501:     true,
 		},
 		"invalidateTrustedKey": {
-			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			pathSchemas: map[string]*Schema{"keyId": keyIDSchema("")},
 			body:        jsonBody("Optional grace period.", ref("InvalidateKeyRequest"), false),
 			ok:          okEmpty("Invalidated; no body."),
 			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId or grace period."), eTrusted404},
 			mock501:     true,
 		},
 		"reactivateTrustedKey": {
-			pathSchemas: map[string]Map{"keyId": keyIDSchema("")},
+			pathSchemas: map[string]*Schema{"keyId": keyIDSchema("")},
 			body:        jsonBody("The new validity.", ref("ReactivateKeyRequest"), true),
 			ok:          okJSON("The key.", ref("TrustedKey")),
 			errs:        []errDoc{e(400, "BAD_REQUEST: invalid keyId or validity."), eTrusted404},
@@ -514,7 +511,7 @@ func opDocTable() map[string]opDoc {
 
 		// IAM: OIDC providers.
 		"listOidcProviders": {
-			params:  []Map{query("activeOnly", "Only providers whose tokens are accepted.", Map{"type": "boolean", "default": false})},
+			params:  []*Parameter{query("activeOnly", "Only providers whose tokens are accepted.", &Schema{Type: SchemaType{"boolean"}, Default: false})},
 			ok:      okJSON("The tenant's providers.", arr(ref("OidcProvider"), "")),
 			mock501: true,
 		},
@@ -557,7 +554,7 @@ func opDocTable() map[string]opDoc {
 
 		// Stream data.
 		"getStreamDataConfig": {
-			params: []Map{queryReq("configId", "", uuidS(""))},
+			params: []*Parameter{queryReq("configId", "", uuidS(""))},
 			ok:     okJSON("The configuration.", ref("StreamDataConfig")),
 			errs:   []errDoc{e(404, "Not found.")},
 		},
@@ -571,7 +568,7 @@ func opDocTable() map[string]opDoc {
 			ok:   okJSON("Its id.", uuidS("")),
 		},
 		"deleteStreamDataConfig": {
-			params: []Map{queryReq("configId", "", uuidS(""))},
+			params: []*Parameter{queryReq("configId", "", uuidS(""))},
 			ok:     okEmpty("Deleted; no body."),
 			errs:   []errDoc{e(404, "Not found.")},
 		},
@@ -586,11 +583,11 @@ func opDocTable() map[string]opDoc {
 			ok: okJSON("Every configuration.", ref("StreamDataConfigs")),
 		},
 		"exportAll": {
-			params: []Map{queryReq("entityClass", "Model as `<name>.<version>`.", Map{"type": "string"})},
+			params: []*Parameter{queryReq("entityClass", "Model as `<name>.<version>`.", &Schema{Type: SchemaType{"string"}})},
 			ok:     okJSON("The configurations of that model.", ref("StreamDataConfigs")),
 		},
 		"exportByIds": {
-			params: []Map{arrayQuery("includeIds", "Configuration ids (repeat the key).", uuidS(""), true)},
+			params: []*Parameter{arrayQuery("includeIds", "Configuration ids (repeat the key).", uuidS(""), true)},
 			ok:     okJSON("The configurations.", ref("StreamDataConfigs")),
 		},
 		"getStreamData": {
@@ -600,13 +597,13 @@ func opDocTable() map[string]opDoc {
 			ok:   okJSON("Rows.", ref("StreamDataRows")),
 		},
 		"importContainer": {
-			params: []Map{query("failOnExists", "Fail when a configuration already exists.", Map{"type": "boolean", "default": false})},
+			params: []*Parameter{query("failOnExists", "Fail when a configuration already exists.", &Schema{Type: SchemaType{"boolean"}, Default: false})},
 			body:   jsonBody("The configurations.", ref("StreamDataConfigs"), true),
 			ok:     okEmpty("Imported; no body."),
 			errs:   []errDoc{e(409, "A configuration exists and failOnExists is set.")},
 		},
 		"getIndexs": {
-			params: []Map{queryReq("entityClass", "Model as `<name>.<version>`.", Map{"type": "string"})},
+			params: []*Parameter{queryReq("entityClass", "Model as `<name>.<version>`.", &Schema{Type: SchemaType{"string"}})},
 			ok:     okJSON("Indexes.", arr(ref("StreamDataIndex"), "")),
 		},
 		"getQueryPlan": {
@@ -620,14 +617,14 @@ func opDocTable() map[string]opDoc {
 		// Search.
 		"submitAsyncSearchJob": {
 			desc:   "Starts a search in the background and returns its job id at once; poll the status, then page through the results.",
-			params: []Map{query("pointInTime", "Search as at this instant; default the time of submission."+instantRangeDoc, dateTime("")), pSort},
+			params: []*Parameter{query("pointInTime", "Search as at this instant; default the time of submission."+instantRangeDoc, dateTime("")), pSort},
 			body:   conditionBody,
 			ok:     okJSON("The job id.", uuidS("")),
 			errs:   []errDoc{eSearch400, eModel404, e(503, "SEARCH_QUEUE_FULL (retryable): too many searches queued.")},
 		},
 		"getAsyncSearchResults": {
 			desc: "Only for a SUCCESSFUL job. Entities read as at the job's point in time; vanished ones are skipped.",
-			params: []Map{
+			params: []*Parameter{
 				query("pageSize", "Results per page; 0 or less means 1000.", intRange("int32", 0, 10000, 1000)),
 				query("pageNumber", "Zero-based page.", intRange("int32", 0, 214748, 0)),
 			},
@@ -644,37 +641,37 @@ func opDocTable() map[string]opDoc {
 		},
 		"searchEntities": {
 			desc: "Streams every match as NDJSON, or fails: more matches than `limit` answer 400 SEARCH_RESULT_LIMIT, never a truncated result.",
-			params: []Map{
+			params: []*Parameter{
 				pPointInTime,
 				query("limit", "Most matches allowed.", intRange("int32", 1, 10000, 1000)),
 				pSort,
-				query("trackingRead", "Inside a joined transaction (X-Tx-Token), add the returned entities to its read set.", Map{"type": "boolean", "default": false}),
+				query("trackingRead", "Inside a joined transaction (X-Tx-Token), add the returned entities to its read set.", &Schema{Type: SchemaType{"boolean"}, Default: false}),
 			},
 			body: conditionBody,
-			ok: Map{
-				"description": "One entity per line (application/x-ndjson); empty when nothing matches.",
-				"content":     content("application/x-ndjson", ref("EntityEnvelope")),
+			ok: &Response{
+				Description: "One entity per line (application/x-ndjson); empty when nothing matches.",
+				Content:     content("application/x-ndjson", ref("EntityEnvelope")),
 			},
 			errs: []errDoc{e(400, "BAD_REQUEST, INVALID_CONDITION, INVALID_FIELD_PATH, CONDITION_TYPE_MISMATCH, FUNCTION_CONDITION_FAILED, SEARCH_RESULT_LIMIT or SCAN_BUDGET_EXHAUSTED."), eModel404, eFunction503},
 		},
 
 		// SQL schema.
 		"getSchemaByName": {
-			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
+			params: []*Parameter{queryReq("schemaName", "", withDesc(&Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}, ""))},
 			ok:     okJSON("The schema.", ref("SqlSchema")),
 			errs:   []errDoc{e(404, "Not found.")},
 		},
 		"saveSchema": {
-			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in the same transaction; see `svc help sql`.",
+			desc: "Upsert by schemaName (the body's id is ignored). On PostgreSQL the schema's views are rebuilt in its own database (made on the first save) before the answer; a failed save leaves the previous views answering; see `svc help sql`.",
 			body: jsonBody("The schema.", ref("SqlSchema"), true),
 			ok:   okJSON("Its id (a time-based UUID).", uuidS("")),
 			errs: []errDoc{e(400, "BAD_REQUEST: name length, missing tables, illegal or duplicate names, unknown paths, keys or data types."), eModel404,
 				e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
-				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser. SQL_DATABASE_UNAVAILABLE (extension): svc cannot create the schema's own PostgreSQL database or postgres_fdw in it; properties.need names what svc's role lacks.")},
 		},
 		"deleteSchemaByName": {
-			params: []Map{queryReq("schemaName", "", withDesc(Map{"type": "string", "minLength": 1, "maxLength": 1024}, ""))},
-			ok:     okJSON("Deleted.", Map{"type": "string"}),
+			params: []*Parameter{queryReq("schemaName", "", withDesc(&Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}, ""))},
+			ok:     okJSON("Deleted.", &Schema{Type: SchemaType{"string"}}),
 			errs:   []errDoc{e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 		"genTables": {
@@ -687,7 +684,7 @@ func opDocTable() map[string]opDoc {
 		"putSchema": {
 			ok: okJSON("The schema.", ref("SqlSchema")),
 			errs: []errDoc{e(400, "BAD_REQUEST."), e(422, "SQL_NAME_CLASH."), e(409, "SQL_SCHEMA_LIMIT_REACHED (extension): a new name while the tenant has SVC_SQL_MAX_SCHEMAS_PER_TENANT schemas."),
-				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser.")},
+				e(503, "SQL_ROLE_RIGHTS_NOT_REVOKED (extension): on PostgreSQL, svc's database still grants PUBLIC rights a schema role must not hold; properties.left and properties.migrations say what an operator applies as a superuser. SQL_DATABASE_UNAVAILABLE (extension): svc cannot create the schema's own PostgreSQL database or postgres_fdw in it; properties.need names what svc's role lacks.")},
 		},
 		"updateTables": {
 			body: jsonBody("The tables.", arr(ref("SqlTable"), ""), true),
@@ -699,7 +696,7 @@ func opDocTable() map[string]opDoc {
 			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found.")},
 		},
 		"deleteSchema": {
-			ok:   okJSON("Deleted.", Map{"type": "string"}),
+			ok:   okJSON("Deleted.", &Schema{Type: SchemaType{"string"}}),
 			errs: []errDoc{e(400, "BAD_REQUEST: not a time-based (v1) UUID."), e(404, "Not found."), e(409, "SQL_SCHEMA_IN_USE (extension): the schema's PostgreSQL role owns objects or has sessions svc could not end; properties.reason says which.")},
 		},
 
@@ -724,30 +721,30 @@ func opDocTable() map[string]opDoc {
 func pathParamDocs() map[string]pathParamDoc {
 	return map[string]pathParamDoc{
 		"entityId":       {"Entity id.", uuidS("")},
-		"entityName":     {"Entity model name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
-		"modelVersion":   {"Entity model version.", Map{"type": "integer", "format": "int32"}},
+		"entityName":     {"Entity model name.", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}},
+		"modelVersion":   {"Entity model version.", &Schema{Type: SchemaType{"integer"}, Format: "int32"}},
 		"format":         {"Body format.", enum("", "JSON", "XML")},
-		"transition":     {"Workflow transition to fire.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"transition":     {"Workflow transition to fire.", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}},
 		"transactionId":  {"Transaction id returned by a write.", uuidS("")},
 		"jobId":          {"Asynchronous search job id.", uuidS("")},
 		"messageId":      {"Message id.", uuidS("")},
-		"subject":        {"Message subject.", Map{"type": "string", "pattern": `^[a-zA-Z0-9._-]{1,256}$`}},
+		"subject":        {"Message subject.", &Schema{Type: SchemaType{"string"}, Pattern: `^[a-zA-Z0-9._-]{1,256}$`}},
 		"converter":      {"Model converter.", enum("", "SAMPLE_DATA", "SIMPLE_VIEW", "JSON_SCHEMA")},
 		"dataFormat":     {"Body format.", enum("", "JSON", "XML")},
 		"changeLevel":    {"Change level.", enum("", "ARRAY_LENGTH", "ARRAY_ELEMENTS", "TYPE", "STRUCTURAL")},
-		"clientId":       {"Machine client id.", Map{"type": "string", "pattern": `^[A-Za-z0-9]{1,100}$`}},
-		"keyId":          {"Key id (JWT `kid`).", Map{"type": "string", "minLength": 1}},
+		"clientId":       {"Machine client id.", &Schema{Type: SchemaType{"string"}, Pattern: `^[A-Za-z0-9]{1,100}$`}},
+		"keyId":          {"Key id (JWT `kid`).", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1)}},
 		"id":             {"OIDC provider registration id.", uuidS("")},
 		"entityModelId":  {"Model id.", uuidS("")},
-		"schemaName":     {"SQL schema name.", Map{"type": "string", "minLength": 1, "maxLength": 1024}},
+		"schemaName":     {"SQL schema name.", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)}},
 		"schemaId":       {"SQL schema id.", uuidS("")},
-		"subscriptionId": {"Change-feed subscription id.", Map{"type": "string", "minLength": 1}},
+		"subscriptionId": {"Change-feed subscription id.", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1)}},
 	}
 }
 
 type pathParamDoc struct {
 	desc   string
-	schema Map
+	schema *Schema
 }
 
 // streamDataGetExample is a complete first-page request: the orders of
@@ -760,12 +757,12 @@ const streamDataGetExample = `{"sdDef":{"requestClass":"order.1",` +
 	`"rangeOrder":"ASC","columns":[{"name":"id"},{"name":"$.customer"},{"name":"$.total"}]},` +
 	`"offset":0,"length":100}`
 
-func streamDataGetBody() Map {
+func streamDataGetBody() *RequestBody {
 	b := jsonBody("What to read; send `pointTime: null` on the first page and the answer's `pointTime` with `offset` on the next.",
 		ref("StreamDataRequest"), true)
 	var ex any
 	if err := json.Unmarshal([]byte(streamDataGetExample), &ex); err == nil {
-		b["content"].(Map)["application/json"].(Map)["example"] = ex
+		b.Content["application/json"].Example = ex
 	}
 	return b
 }

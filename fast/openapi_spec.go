@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// Map is an ordered-enough JSON object for the document builder; go-json
-// sorts map keys, which keeps the output stable.
-type Map = map[string]any
-
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
 // tagGroups are the API's tag groups, in the order clients know (docs/decisions/0027-discovery-and-help.md).
@@ -31,69 +27,67 @@ const tokenOpID = "getTechnicalUserToken"
 
 // openAPISpec builds the document from the route table; per-operation
 // detail comes from opDocTable, keyed by operation id.
-func openAPISpec(routes []Route) Map {
+func openAPISpec(routes []Route) *Document {
 	docs := opDocTable()
 	params := pathParamDocs()
-	paths := Map{}
+	paths := map[string]*PathItem{}
 	for _, r := range routes {
-		item, _ := paths[r.Path].(Map)
+		item := paths[r.Path]
 		if item == nil {
-			item = Map{}
+			item = &PathItem{}
 			paths[r.Path] = item
 		}
-		item[strings.ToLower(r.Method)] = operation(r, docs[r.OpID], params)
+		item.set(r.Method, operation(r, docs[r.OpID], params))
 	}
-	tags := make([]Map, 0, len(tagGroups))
+	tags := make([]Tag, 0, len(tagGroups))
 	for _, t := range tagGroups {
-		tags = append(tags, Map{"name": t.name, "description": t.desc})
+		tags = append(tags, Tag{Name: t.name, Description: t.desc})
 	}
-	return Map{
-		"openapi": "3.1.0",
-		"info": Map{
-			"title":   "svc",
-			"version": "1.0",
-			"description": "svc entity service: entities described by entity models, workflows, search, audit and " +
+	return &Document{
+		OpenAPI: "3.1.0",
+		Info: Info{
+			Title:   "svc",
+			Version: "1.0",
+			Description: "svc entity service: entities described by entity models, workflows, search, audit and " +
 				"messaging, plus an OAuth 2.0 authorization server.\n\n" +
 				"Send `Authorization: Bearer <token>` on every operation except the token endpoint; get a token from " +
 				"`POST /oauth/token` with a machine client's credentials. Errors are RFC 9457 problem details " +
 				"(`application/problem+json`) carrying `properties.errorCode`.",
 		},
-		"servers":  []Map{{"url": serverURLMarker, "description": "This svc instance"}},
-		"tags":     tags,
-		"security": []Map{{"bearerAuth": []string{}}},
-		"paths":    paths,
-		"components": Map{
-			"securitySchemes": Map{
-				"bearerAuth": Map{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-					"description": "An RS256 JWT issued by svc, by a registered OIDC provider, or signed with a registered trusted key."},
-				"basicAuth": Map{"type": "http", "scheme": "basic",
-					"description": "Machine client credentials (`client_id:client_secret`) for the token endpoint."},
+		Servers:  []DocServer{{URL: serverURLMarker, Description: "This svc instance"}},
+		Tags:     tags,
+		Security: []SecurityRequirement{{"bearerAuth": []string{}}},
+		Paths:    paths,
+		Components: Components{
+			SecuritySchemes: map[string]*SecurityScheme{
+				"bearerAuth": {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+					Description: "An RS256 JWT issued by svc, by a registered OIDC provider, or signed with a registered trusted key."},
+				"basicAuth": {Type: "http", Scheme: "basic",
+					Description: "Machine client credentials (`client_id:client_secret`) for the token endpoint."},
 			},
-			"schemas":   withOAuthSchemas(componentSchemas()),
-			"responses": sharedResponses(),
+			Schemas:   withOAuthSchemas(componentSchemas()),
+			Responses: sharedResponses(),
 		},
 	}
 }
 
-func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
-	op := Map{
-		"operationId": r.OpID,
-		"tags":        []string{r.Tag},
-		"summary":     r.Summary,
+func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) *DocOperation {
+	op := &DocOperation{
+		OperationID: r.OpID,
+		Tags:        []string{r.Tag},
+		Summary:     r.Summary,
 	}
 	desc := d.desc
 	if isExtension(r.OpID) {
-		op["x-svc-extension"] = true
+		op.Extension = true
 		desc = strings.TrimSpace(extensionDescription + " " + desc)
 	}
 	if r.Access == Admin {
 		desc = strings.TrimSpace(desc + " Requires the ROLE_ADMIN role.")
 	}
-	if desc != "" {
-		op["description"] = desc
-	}
+	op.Description = desc
 
-	var ps []Map
+	var ps []*Parameter
 	for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
 		name := m[1]
 		pd, known := pathDocs[name]
@@ -102,7 +96,7 @@ func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
 			schema = s
 		}
 		if !known && schema == nil {
-			schema = Map{"type": "string"}
+			schema = &Schema{Type: SchemaType{"string"}}
 		}
 		ps = append(ps, param("path", name, pd.desc, schema, true))
 	}
@@ -110,31 +104,29 @@ func operation(r Route, d opDoc, pathDocs map[string]pathParamDoc) Map {
 	if idempotentOps[r.OpID] {
 		ps = append(ps, idempotencyKeyParam())
 	}
-	if len(ps) > 0 {
-		op["parameters"] = ps
-	}
+	op.Parameters = ps
 
 	if r.OpID == tokenOpID {
-		tokenOperation(op)
+		op.RequestBody = tokenRequestBody()
 	} else if d.body != nil {
-		op["requestBody"] = d.body
+		op.RequestBody = d.body
 	}
 
 	switch {
 	case r.OpID == tokenOpID || d.oauth:
-		op["security"] = []Map{{"basicAuth": []string{}}}
+		op.Security = &[]SecurityRequirement{{"basicAuth": []string{}}}
 	case r.Access == Public:
-		op["security"] = []Map{}
+		op.Security = &[]SecurityRequirement{}
 	}
 
-	op["responses"] = responses(r, d)
+	op.Responses = responses(r, d)
 	return op
 }
 
 // responses lists the success response, the operation's own errors, and
 // the errors every route of its access level can give.
-func responses(r Route, d opDoc) Map {
-	resp := Map{}
+func responses(r Route, d opDoc) map[string]*Response {
+	resp := map[string]*Response{}
 	if r.OpID == tokenOpID {
 		resp = tokenResponses()
 	} else if d.oauth {
@@ -145,7 +137,7 @@ func responses(r Route, d opDoc) Map {
 			ok = okJSON("OK", anyJSON(""))
 		}
 		resp["200"] = ok
-		resp["default"] = Map{"$ref": "#/components/responses/ServerError"}
+		resp["default"] = sharedRef("ServerError")
 	}
 
 	byStatus := map[int][]string{}
@@ -167,15 +159,15 @@ func responses(r Route, d opDoc) Map {
 	}
 
 	if r.Access != Public {
-		resp["401"] = Map{"$ref": "#/components/responses/Unauthorized"}
+		resp["401"] = sharedRef("Unauthorized")
 	}
 	if r.Access == Admin {
-		resp["403"] = Map{"$ref": "#/components/responses/Forbidden"}
+		resp["403"] = sharedRef("Forbidden")
 	}
 	if _, declared := resp["501"]; !declared {
 		switch {
 		case r.Handler == nil:
-			resp["501"] = Map{"$ref": "#/components/responses/NotImplemented"}
+			resp["501"] = sharedRef("NotImplemented")
 		case d.mock501:
 			resp["501"] = problemResponse("NOT_IMPLEMENTED: not available while SVC_IAM_MODE=mock.")
 		}
@@ -183,39 +175,33 @@ func responses(r Route, d opDoc) Map {
 	return resp
 }
 
-func tokenOperation(op Map) {
-	op["requestBody"] = Map{
-		"description": "Form fields of the grant.",
-		"required":    true,
-		"content": Map{"application/x-www-form-urlencoded": Map{
-			"schema": ref("TokenRequest"),
-		}},
+// sharedRef is a reference to a response of components.responses.
+func sharedRef(name string) *Response { return &Response{Ref: "#/components/responses/" + name} }
+
+func tokenRequestBody() *RequestBody {
+	return &RequestBody{
+		Description: "Form fields of the grant.",
+		Required:    true,
+		Content:     content("application/x-www-form-urlencoded", ref("TokenRequest")),
 	}
 }
 
-func tokenResponses() Map {
-	noStore := Map{"Cache-Control": Map{"description": "Always no-store.", "schema": Map{"type": "string"}}}
-	oauthErr := func(desc string) Map {
-		return Map{"description": desc, "headers": noStore, "content": content("application/json", ref("OAuthError"))}
-	}
-	unauthorized := oauthErr("invalid_client: missing or wrong client credentials (HTTP Basic or client_id/client_secret in the form).")
-	unauthorized["headers"] = Map{
-		"Cache-Control":    noStore["Cache-Control"],
-		"WWW-Authenticate": Map{"description": "`Basic realm=\"svc\"`.", "schema": Map{"type": "string"}},
-	}
-	return Map{
-		"200": Map{"description": "The access token.", "headers": noStore,
-			"content": content("application/json", ref("TokenResponse"))},
-		"400":     oauthErr("invalid_request (missing or malformed field), unsupported_grant_type, or invalid_grant (the subject token is not acceptable)."),
+func tokenResponses() map[string]*Response {
+	unauthorized := oauthErrorResponse("invalid_client: missing or wrong client credentials (HTTP Basic or client_id/client_secret in the form).")
+	unauthorized.Headers["WWW-Authenticate"] = &Header{Description: "`Basic realm=\"svc\"`.", Schema: &Schema{Type: SchemaType{"string"}}}
+	return map[string]*Response{
+		"200": {Description: "The access token.", Headers: noStoreHeaders(),
+			Content: content("application/json", ref("TokenResponse"))},
+		"400":     oauthErrorResponse("invalid_request (missing or malformed field), unsupported_grant_type, or invalid_grant (the subject token is not acceptable)."),
 		"401":     unauthorized,
-		"403":     oauthErr("access_denied: the subject token belongs to another tenant."),
-		"429":     throttledResponse(oauthErr),
-		"default": oauthErr("server_error, e.g. no signing key is configured."),
+		"403":     oauthErrorResponse("access_denied: the subject token belongs to another tenant."),
+		"429":     throttledResponse(),
+		"default": oauthErrorResponse("server_error, e.g. no signing key is configured."),
 	}
 }
 
-func sharedResponses() Map {
-	return Map{
+func sharedResponses() map[string]*Response {
+	return map[string]*Response{
 		"Unauthorized": withChallenge(problemResponse("UNAUTHORIZED: `missing token`, `malformed token`, or `invalid or expired token` "+
 			"(one wording for every token that does not verify, revoked ones included)."),
 			"RFC 6750: `Bearer realm=\"svc\"`, with `error=\"invalid_token\"` when a token was presented."),
@@ -226,6 +212,6 @@ func sharedResponses() Map {
 	}
 }
 
-func problemResponse(desc string) Map {
-	return Map{"description": desc, "content": content("application/problem+json", ref("ProblemDetail"))}
+func problemResponse(desc string) *Response {
+	return &Response{Description: desc, Content: content("application/problem+json", ref("ProblemDetail"))}
 }

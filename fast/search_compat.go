@@ -31,10 +31,10 @@ func searchCompatDocs() map[string]opDoc {
 	return map[string]opDoc{opSearchAsArray: {
 		desc: "The direct search of `POST /search/direct/{entityName}/{modelVersion}` (same condition body, query parameters and errors) " +
 			"answering one `application/json` array of entity envelopes instead of NDJSON; for client templates that post their searches here.",
-		params: []Map{
+		params: []*Parameter{
 			query("pointInTime", "Read as at this instant (RFC 3339, or a bare date meaning midnight UTC); default now."+instantRangeDoc, dateTime("")),
 			query("limit", "Most matches allowed.", intRange("int32", 1, 10000, 1000)),
-			arrayQuery("sort", "Sort key `[@]path[:asc|desc]`, repeatable; as on the direct search.", Map{"type": "string"}, false),
+			arrayQuery("sort", "Sort key `[@]path[:asc|desc]`, repeatable; as on the direct search.", &Schema{Type: SchemaType{"string"}}, false),
 		},
 		body: jsonBody("The search condition; match everything with `{\"type\":\"group\",\"operator\":\"AND\",\"conditions\":[]}`.", ref("Condition"), true),
 		ok:   okJSON("The matches in one array; `[]` when nothing matches.", arr(ref("EntityEnvelope"), "")),

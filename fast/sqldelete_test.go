@@ -24,6 +24,7 @@ func (e *sqlEnv) login(t *testing.T, tenant, schema string) (*pgx.Conn, storage.
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(l.Role, l.Password)
+	u.Path = "/" + l.Database // the schema's own
 	c, err := pgx.Connect(context.Background(), u.String())
 	if err != nil {
 		t.Fatalf("direct login: %v", err)
@@ -54,9 +55,10 @@ func TestSQLSchemaDeleteInUse(t *testing.T) {
 	gone := func(t *testing.T, l storage.SQLLogin) {
 		t.Helper()
 		var n int
-		if err := su.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM pg_roles WHERE rolname = $1) + (SELECT count(*) FROM pg_namespace WHERE nspname = $2)`,
-			l.Role, l.Schema).Scan(&n); err != nil || n != 0 {
-			t.Fatalf("role or schema left behind: %d %v", n, err)
+		if err := su.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM pg_roles WHERE rolname = $1) + (SELECT count(*) FROM pg_namespace WHERE nspname = $2)
+			+ (SELECT count(*) FROM pg_database WHERE datname = $3)`,
+			l.Role, l.Schema, l.Database).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("role, schema or database left behind: %d %v", n, err)
 		}
 	}
 	ended := func(t *testing.T, c *pgx.Conn) {

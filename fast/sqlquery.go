@@ -28,8 +28,8 @@ func sqlExtensionRoutes() []Route {
 }
 
 func sqlExtensionDocs() map[string]opDoc {
-	name := queryReq("schemaName", "The saved SQL schema.", Map{"type": "string", "minLength": 1, "maxLength": 1024})
-	login := obj("A PostgreSQL login for psql and BI tools: connect to `database` as `role`; `search_path` is already `schema`.", Map{
+	name := queryReq("schemaName", "The saved SQL schema.", &Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)})
+	login := obj("A PostgreSQL login for psql and BI tools: connect to `database` as `role`; `search_path` is already `schema`.", Props{
 		"role": str(""), "password": str(""), "schema": str(""), "database": str(""),
 	}, "role", "password", "schema", "database")
 	pg501 := e(501, "NOT_IMPLEMENTED_BY_BACKEND: the memory and sqlite backends have no SQL.")
@@ -42,16 +42,16 @@ func sqlExtensionDocs() map[string]opDoc {
 				"Values: numbers exact (NaN and ±Infinity as strings), json/jsonb embedded, arrays nested to their dimensions, " +
 				"timestamptz RFC 3339 in UTC, infinity/-infinity as those words, interval as an ISO 8601 duration, bytea as `\\x` hex, " +
 				"other types (ranges, tsvector, …) as PostgreSQL's text; `svc help sql` lists them.",
-			body: jsonBody("The statement.", obj("", Map{
-				"schemaName": Map{"type": "string", "minLength": 1, "maxLength": 1024},
+			body: jsonBody("The statement.", obj("", Props{
+				"schemaName": &Schema{Type: SchemaType{"string"}, MinLength: ptr(1), MaxLength: ptr(1024)},
 				"sql":        str("One SQL statement (no parameters)."),
-				"pointTime":  Map{"type": "string", "format": "date-time", "description": "Read as of this instant (RFC 3339)." + instantRangeDoc},
+				"pointTime":  &Schema{Type: SchemaType{"string"}, Format: "date-time", Description: "Read as of this instant (RFC 3339)." + instantRangeDoc},
 			}, "schemaName", "sql"), true),
-			ok: Map{
-				"description": "Rows (application/x-ndjson, or text/csv).",
-				"content": Map{
-					"application/x-ndjson": Map{"schema": Map{"type": "object"}},
-					"text/csv":             Map{"schema": Map{"type": "string"}},
+			ok: &Response{
+				Description: "Rows (application/x-ndjson, or text/csv).",
+				Content: map[string]*MediaType{
+					"application/x-ndjson": {Schema: &Schema{Type: SchemaType{"object"}}},
+					"text/csv":             {Schema: &Schema{Type: SchemaType{"string"}}},
 				},
 			},
 			errs: []errDoc{e(400, "BAD_REQUEST, or SQL_ERROR with PostgreSQL's message and properties.sqlState."), e(404, "NOT_FOUND: no such schema."),
@@ -60,13 +60,13 @@ func sqlExtensionDocs() map[string]opDoc {
 		},
 		"sqlCredentials": {
 			desc:   "The login of the schema's read-only PostgreSQL role (a password is issued on first use). Tenant admins only.",
-			params: []Map{name},
+			params: []*Parameter{name},
 			ok:     okJSON("The login.", login),
 			errs:   []errDoc{e(404, "NOT_FOUND: no such schema."), pg501},
 		},
 		"sqlCredentialsRotate": {
 			desc:   "Issue a new password for the schema's read-only role; the old one stops working. Tenant admins only.",
-			params: []Map{name},
+			params: []*Parameter{name},
 			ok:     okJSON("The new login.", login),
 			errs:   []errDoc{e(404, "NOT_FOUND: no such schema."), pg501},
 		},

@@ -181,6 +181,35 @@ func BenchmarkSQLViews(b *testing.B) {
 			}
 		}
 	})
+	b.Run("point-root/sql", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			id := uuid.UUID(env.ids[i%len(env.ids)]).String()
+			if n := drainSQL(b, env, `SELECT category, year FROM nobel WHERE entity_id = '`+id+`'`); n != 1 {
+				b.Fatalf("%d rows", n)
+			}
+		}
+	})
+	// A save replacing the schema (its views rebuilt), and a new schema
+	// saved and deleted (on PostgreSQL its database made and dropped).
+	b.Run("save/replace", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := env.sql.PutDefault(ctx, "T", "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("save/new+delete", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rec, err := env.sql.PutDefault(ctx, "T", "bench-new")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := env.sql.Delete(ctx, "T", rec.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("point-join/search-api", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

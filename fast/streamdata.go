@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/platform/apierr"
+	"svc/storage"
 	"svc/streamdata"
 )
 
@@ -64,6 +65,16 @@ func (h *streamDataAPI) reply(ctx *fasthttp.RequestCtx, b []byte, err error) {
 	ctx.SetBody(b)
 }
 
+// replyConfigs renders saved definitions with enc (a plain array or the
+// export container).
+func (h *streamDataAPI) replyConfigs(ctx *fasthttp.RequestCtx, cs []*storage.StreamConfig, err error, enc func([]byte, []*storage.StreamConfig) []byte) {
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, enc(nil, cs), nil)
+}
+
 func (h *streamDataAPI) empty(ctx *fasthttp.RequestCtx, err error) {
 	if err != nil {
 		h.s.writeError(ctx, err)
@@ -73,12 +84,21 @@ func (h *streamDataAPI) empty(ctx *fasthttp.RequestCtx, err error) {
 }
 
 func (h *streamDataAPI) getConfig(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.GetConfig(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId")))
-	h.reply(ctx, b, err)
+	c, err := h.svc.GetConfig(dctx(ctx), PrincipalOf(ctx).TenantID, string(ctx.QueryArgs().Peek("configId")))
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, appendStreamConfig(nil, c), nil)
 }
 
 func (h *streamDataAPI) saveConfig(ctx *fasthttp.RequestCtx) {
-	id, err := h.svc.SaveConfig(dctx(ctx), streamPrincipal(ctx), ctx.PostBody())
+	c, err := decodeStreamConfig(ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	id, err := h.svc.SaveConfig(dctx(ctx), streamPrincipal(ctx), c)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -87,7 +107,12 @@ func (h *streamDataAPI) saveConfig(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) updateConfig(ctx *fasthttp.RequestCtx) {
-	h.empty(ctx, h.svc.UpdateConfig(dctx(ctx), streamPrincipal(ctx), ctx.PostBody(), string(ctx.QueryArgs().Peek("configId"))))
+	c, err := decodeStreamConfig(ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.empty(ctx, h.svc.UpdateConfig(dctx(ctx), streamPrincipal(ctx), c, string(ctx.QueryArgs().Peek("configId"))))
 }
 
 func (h *streamDataAPI) deleteConfig(ctx *fasthttp.RequestCtx) {
@@ -95,13 +120,13 @@ func (h *streamDataAPI) deleteConfig(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) listConfigs(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.ListConfigs(dctx(ctx), PrincipalOf(ctx).TenantID)
-	h.reply(ctx, b, err)
+	cs, err := h.svc.ListConfigs(dctx(ctx), PrincipalOf(ctx).TenantID)
+	h.replyConfigs(ctx, cs, err, appendStreamConfigs)
 }
 
 func (h *streamDataAPI) exportAll(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{})
-	h.reply(ctx, b, err)
+	cs, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{})
+	h.replyConfigs(ctx, cs, err, appendStreamContainer)
 }
 
 func (h *streamDataAPI) exportByClass(ctx *fasthttp.RequestCtx) {
@@ -110,8 +135,8 @@ func (h *streamDataAPI) exportByClass(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("entityClass"))
 		return
 	}
-	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{Class: class})
-	h.reply(ctx, b, err)
+	cs, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{Class: class})
+	h.replyConfigs(ctx, cs, err, appendStreamContainer)
 }
 
 // exportByIDs takes includeIds repeated and comma-joined (the UI sends
@@ -129,8 +154,8 @@ func (h *streamDataAPI) exportByIDs(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("includeIds"))
 		return
 	}
-	b, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{IDs: ids})
-	h.reply(ctx, b, err)
+	cs, err := h.svc.ExportConfigs(dctx(ctx), PrincipalOf(ctx).TenantID, streamdata.Export{IDs: ids})
+	h.replyConfigs(ctx, cs, err, appendStreamContainer)
 }
 
 func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
@@ -145,7 +170,12 @@ func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	h.empty(ctx, h.svc.ImportConfigs(dctx(ctx), streamPrincipal(ctx), ctx.PostBody(), fail))
+	list, err := decodeStreamContainer(ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.empty(ctx, h.svc.ImportConfigs(dctx(ctx), streamPrincipal(ctx), list, fail))
 }
 
 // get streams the page: the request is parsed and compiled here (so a
@@ -154,7 +184,14 @@ func (h *streamDataAPI) importContainer(ctx *fasthttp.RequestCtx) {
 // out cannot change the status: the rows array is closed and an "error"
 // member ends the object instead of lastRowIndexPosition.
 func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
-	ps, err := h.svc.Prepare(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
+	// A copy: the page is written after the handler returns, when the
+	// request's buffer is reused, and the definition keeps slices of it.
+	req, err := decodeStreamRequest(append([]byte(nil), ctx.PostBody()...))
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	ps, err := h.svc.Prepare(dctx(ctx), PrincipalOf(ctx).TenantID, req)
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
@@ -164,7 +201,7 @@ func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 	// The request context is not used in the writer: a client that goes
 	// away ends the page through the write error.
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		if err := ps.Write(context.Background(), w); err != nil {
+		if err := writeStreamPage(context.Background(), ps, w); err != nil {
 			var tail []byte
 			if e, ok := apierr.As(err); ok {
 				tail, _ = json.Marshal(map[string]any{"errorCode": e.Code, "detail": e.Message})
@@ -181,12 +218,19 @@ func (h *streamDataAPI) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *streamDataAPI) deleteData(ctx *fasthttp.RequestCtx) {
-	res, err := h.svc.Delete(dctx(ctx), streamPrincipal(ctx), ctx.PostBody())
+	// Offset, length and the point in time are decoded and checked as for
+	// a page; the delete reads the definition only.
+	req, err := decodeStreamRequest(ctx.PostBody())
 	if err != nil {
 		h.s.writeError(ctx, err)
 		return
 	}
-	h.reply(ctx, res.Append(nil), nil)
+	res, err := h.svc.Delete(dctx(ctx), streamPrincipal(ctx), req.Def)
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, appendStreamDeleteResult(nil, res), nil)
 }
 
 func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {
@@ -195,12 +239,26 @@ func (h *streamDataAPI) indexList(ctx *fasthttp.RequestCtx) {
 		h.s.writeError(ctx, missingParam("entityClass"))
 		return
 	}
-	b, err := h.svc.IndexList(dctx(ctx), PrincipalOf(ctx).TenantID, class)
-	h.reply(ctx, b, err)
+	ixs, err := h.svc.IndexList(dctx(ctx), PrincipalOf(ctx).TenantID, class)
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	h.reply(ctx, appendStreamIndexes(nil, ixs), nil)
 }
 
 func (h *streamDataAPI) queryPlan(ctx *fasthttp.RequestCtx) {
-	b, err := h.svc.QueryPlan(dctx(ctx), PrincipalOf(ctx).TenantID, ctx.PostBody())
+	d, err := decodeStreamPlanRequest(ctx.PostBody())
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	p, err := h.svc.QueryPlan(dctx(ctx), PrincipalOf(ctx).TenantID, d)
+	if err != nil {
+		h.s.writeError(ctx, err)
+		return
+	}
+	b, err := encodeStreamPlan(p)
 	h.reply(ctx, b, err)
 }
 

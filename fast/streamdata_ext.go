@@ -19,7 +19,7 @@ func streamDataExtRoutes() []Route {
 }
 
 func streamDataExtDocs() map[string]opDoc {
-	spec := obj("A composite index: equality columns plus one range column, over one model's current entities.", Map{
+	spec := obj("A composite index: equality columns plus one range column, over one model's current entities.", Props{
 		"entityClass":  str("Model as `<name>.<version>` or its model id."),
 		"name":         str("Index name, unique per model."),
 		"rangeColPath": str("Range field: a lifecycle name (creationDate, lastUpdateTime, state) or a data path ($.a.b, no [*])."),
@@ -30,12 +30,12 @@ func streamDataExtDocs() map[string]opDoc {
 			desc: "Creates a user composite index for stream reads. On PostgreSQL it is a partial btree built with " +
 				"CREATE INDEX CONCURRENTLY before the call returns; index/list reports readyForQuerying from the catalogue.",
 			body: jsonBody("The index.", spec, true),
-			ok:   okJSON("Its id.", obj("", Map{"indexId": uuidS("")})),
+			ok:   okJSON("Its id.", obj("", Props{"indexId": uuidS("")})),
 			errs: []errDoc{e(400, "A field cannot be indexed."), e(404, "No such model."), e(409, "The name is taken for this model.")},
 		},
 		"dropStreamDataIndex": {
 			desc:   "Drops a user composite index (DROP INDEX CONCURRENTLY on PostgreSQL).",
-			params: []Map{queryReq("indexId", "", uuidS(""))},
+			params: []*Parameter{queryReq("indexId", "", uuidS(""))},
 			ok:     okEmpty("Dropped; no body."),
 			errs:   []errDoc{e(404, "No such index.")},
 		},

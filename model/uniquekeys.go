@@ -17,10 +17,6 @@ type UniqueKey struct {
 	Fields []string `json:"fields"`
 }
 
-type setUniqueKeysRequest struct {
-	UniqueKeys *[]UniqueKey `json:"uniqueKeys"`
-}
-
 // UniqueKeysOf decodes the keys stored on a model (storage.Model.UniqueKeys
 // holds the JSON array this service writes; empty means none).
 func UniqueKeysOf(m *storage.Model) ([]UniqueKey, error) {
@@ -35,19 +31,9 @@ func UniqueKeysOf(m *storage.Model) ([]UniqueKey, error) {
 }
 
 // SetUniqueKeys replaces the model's whole key set; an empty list clears
-// it. Check order (docs/decisions/0023-unique-keys.md): body, model, lock state, definition.
-func (s *Service) SetUniqueKeys(ctx context.Context, tenant string, key storage.ModelKey, body []byte) (*ActionResult, error) {
-	if len(body) > MaxUniqueKeysBytes {
-		return nil, apierr.Newf(apierr.BadRequest, "invalid request body: larger than %d bytes", MaxUniqueKeysBytes)
-	}
-	var req setUniqueKeysRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, apierr.New(apierr.BadRequest, "invalid request body: "+err.Error())
-	}
-	if req.UniqueKeys == nil {
-		return nil, apierr.New(apierr.BadRequest, "invalid request body: uniqueKeys is required")
-	}
-	keys := *req.UniqueKeys
+// it. Check order (docs/decisions/0023-unique-keys.md): body (decoded by
+// the adapter before this is called), model, lock state, definition.
+func (s *Service) SetUniqueKeys(ctx context.Context, tenant string, key storage.ModelKey, keys []UniqueKey) (*ActionResult, error) {
 	var stored []byte
 	if len(keys) > 0 {
 		b, err := json.Marshal(keys)

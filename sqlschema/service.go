@@ -1,6 +1,7 @@
 package sqlschema
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ import (
 // apierr.SQLSchemaInUse: the schema's role cannot be dropped yet (409).
 // apierr.SQLRoleRightsNotRevoked: the database still grants PUBLIC rights a
 // schema role must not hold (503).
+// apierr.SQLDatabaseUnavailable: svc cannot create the schema's own
+// database or postgres_fdw in it (503).
 
 // MaxSchemaNameLen bounds schemaName (Cloud's [1,1024]).
 const MaxSchemaNameLen = 1024
@@ -232,6 +235,10 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 		if errors.As(err, &re) {
 			return nil, rightsNotRevoked(re)
 		}
+		var de *storage.SQLDatabaseError
+		if errors.As(err, &de) {
+			return nil, databaseUnavailable(de)
+		}
 		return nil, fmt.Errorf("saving SQL schema %q: %w", name, err)
 	}
 	if isNew && s.maxSchemas > 0 {
@@ -252,6 +259,48 @@ func (s *Service) save(ctx context.Context, tenant, name string, tables []TableC
 	return rec, nil
 }
 
+// MoveLegacy saves again, as they are, the schemas an engine keeps in an
+// older layout (storage.SQLSchemasToMove; on PostgreSQL those saved before
+// each schema had a database of its own, docs/decisions/0033-sql-tenant-isolation.md),
+// with the views their tables give over the tenant's current models. It
+// returns how many moved; a schema that fails stays where it was (and is
+// tried again at the next start), and the first error is returned.
+func (s *Service) MoveLegacy(ctx context.Context) (moved int, err error) {
+	l, ok := s.schemas.(storage.SQLSchemasToMove)
+	if !ok {
+		return 0, nil
+	}
+	recs, err := l.SQLSchemasToMove(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, rec := range recs {
+		if ctx.Err() != nil {
+			return moved, ctx.Err()
+		}
+		var tables []TableConfig
+		if e := json.Unmarshal(rec.Tables, &tables); e != nil {
+			err = cmp.Or(err, fmt.Errorf("SQL schema %q of tenant %q: %w", rec.Name, rec.Tenant, e))
+			continue
+		}
+		ms, e := s.models.ListModels(ctx, rec.Tenant)
+		if e != nil {
+			err = cmp.Or(err, fmt.Errorf("SQL schema %q of tenant %q: listing models: %w", rec.Name, rec.Tenant, e))
+			continue
+		}
+		keys := map[string]storage.ModelKey{}
+		for _, m := range ms {
+			keys[s.modelID(m.Key)] = m.Key
+		}
+		if e := s.schemas.SaveSQLSchema(ctx, rec, Views(tables, keys)); e != nil {
+			err = cmp.Or(err, fmt.Errorf("SQL schema %q of tenant %q: %w", rec.Name, rec.Tenant, e))
+			continue
+		}
+		moved++
+	}
+	return moved, err
+}
+
 // rightsNotRevoked is the answer when svc's database still grants PUBLIC
 // what a schema role must not hold (docs/decisions/0033-sql-tenant-isolation.md):
 // nothing was saved, and only an operator can fix it.
@@ -259,6 +308,15 @@ func rightsNotRevoked(re *storage.SQLRightsError) error {
 	return apierr.New(apierr.SQLRoleRightsNotRevoked, "SQL access is refused: in svc's database PUBLIC still holds "+strings.Join(re.Left, ", ")+
 		"; an operator must apply "+strings.Join(re.Migrations, " and ")+" to svc's database as a PostgreSQL superuser (svc's role was not one when it migrated; they give the rights back to svc's role, the owner of its tables), then save again",
 		apierr.P("left", re.Left), apierr.P("migrations", re.Migrations))
+}
+
+// databaseUnavailable is the answer when svc cannot give the schema a
+// PostgreSQL database of its own (docs/decisions/0033-sql-tenant-isolation.md):
+// nothing was saved, and svc does not fall back to views in its own
+// database, where other tenants' roles could list their names.
+func databaseUnavailable(de *storage.SQLDatabaseError) error {
+	return apierr.New(apierr.SQLDatabaseUnavailable, "SQL access is refused: each SQL schema gets a PostgreSQL database of its own, reaching the entities through postgres_fdw, and that needs "+
+		de.Need+" ("+de.Detail+"); an operator grants it to svc's role, then the schema is saved again", apierr.P("need", de.Need))
 }
 
 func (s *Service) schemaLimit() error {

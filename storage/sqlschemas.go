@@ -84,6 +84,27 @@ func (e *SQLRightsError) Error() string {
 		" in this database; apply " + strings.Join(e.Migrations, " and ") + " as a superuser"
 }
 
+// SQLSchemasToMove is implemented by engines whose older saved schemas
+// need rebuilding in a newer layout (PostgreSQL: views still in svc's own
+// database, from before each schema had a database of its own); the SQL
+// Schema service saves each one again at start.
+type SQLSchemasToMove interface {
+	SQLSchemasToMove(ctx context.Context) ([]*SQLSchema, error)
+}
+
+// SQLDatabaseError: svc cannot give a SQL schema a database of its own
+// (docs/decisions/0033-sql-tenant-isolation.md) because its PostgreSQL
+// role lacks what that takes (CREATEDB, the postgres_fdw extension);
+// Need names it. Nothing was saved.
+type SQLDatabaseError struct {
+	Need   string
+	Detail string
+}
+
+func (e *SQLDatabaseError) Error() string {
+	return "storage: a SQL schema's own database needs " + e.Need + ": " + e.Detail
+}
+
 // SQLCursor is an open query result. Next returns the next row (nil at
 // the end) in the neutral value model; Close releases the connection and
 // must always be called.

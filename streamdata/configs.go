@@ -1,7 +1,6 @@
 package streamdata
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -14,47 +13,29 @@ import (
 	"svc/storage"
 )
 
-// Joda bean names of the wire form.
-const (
-	beanConfig    = "com.cyoda.core.streamdata.StreamDataConfigDef"
-	beanContainer = "com.cyoda.core.streamdata.StreamDataConfigDefContainer"
-)
-
 func configNotFound(id [16]byte) error {
 	return apierr.New(apierr.NotFound, "stream data config "+uuid.UUID(id).String()+" not found",
 		apierr.P("configId", uuid.UUID(id).String()))
 }
 
-// configDoc is a StreamDataConfigDef as submitted.
-type configDoc struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Owner       string          `json:"owner"`
-	CreateDate  json.RawMessage `json:"createDate"`
-	Def         json.RawMessage `json:"streamDataDef"`
+// Config is a StreamDataConfigDef as a client sends it, decoded by the
+// adapter: its definition parsed and checked (ParseDef, Check) and kept as
+// the bytes that are stored and returned.
+type Config struct {
+	// ID is the id as sent ("" when absent); the service checks it.
+	ID          string
+	Name        string
+	Description string
+	// Owner is the owner an import carries; a save records the caller.
+	Owner string
+	// CreatedAt is an import's createDate; zero means now.
+	CreatedAt time.Time
+	Def       *Def
+	DefJSON   json.RawMessage
 }
 
-// parseConfig reads a StreamDataConfigDef and checks its definition.
-func parseConfig(raw []byte) (*configDoc, *Def, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, nil, badDef("the body must be a StreamDataConfigDef object")
-	}
-	var c configDoc
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, nil, badDef("the body does not parse: " + err.Error())
-	}
-	d, err := ParseDef(c.Def)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := Check(d); err != nil {
-		return nil, nil, err
-	}
-	c.Def = append(json.RawMessage(nil), bytes.TrimSpace(c.Def)...)
-	return &c, d, nil
-}
+// ParseID reads a UUID parameter or member named what (400 naming it).
+func ParseID(s, what string) ([16]byte, error) { return parseID(s, what) }
 
 func parseID(s, what string) ([16]byte, error) {
 	id, err := uuid.Parse(s)
@@ -75,17 +56,13 @@ type Principal struct {
 }
 
 // SaveConfig stores a new definition under a new time-based id.
-func (s *Service) SaveConfig(ctx context.Context, p Principal, body []byte) ([16]byte, error) {
-	c, d, err := parseConfig(body)
-	if err != nil {
-		return [16]byte{}, err
-	}
+func (s *Service) SaveConfig(ctx context.Context, p Principal, c *Config) ([16]byte, error) {
 	id, err := uuid.NewUUID()
 	if err != nil {
 		return [16]byte{}, err
 	}
 	sc := &storage.StreamConfig{Tenant: p.Tenant, ID: id, Name: c.Name, Description: c.Description, Owner: p.User,
-		RequestClass: d.RequestClass, CreatedAt: s.now().UTC(), Def: c.Def}
+		RequestClass: c.Def.RequestClass, CreatedAt: s.now().UTC(), Def: c.DefJSON}
 	if err := s.configs.CreateStreamConfig(ctx, sc); err != nil {
 		return [16]byte{}, err
 	}
@@ -94,11 +71,7 @@ func (s *Service) SaveConfig(ctx context.Context, p Principal, body []byte) ([16
 
 // UpdateConfig replaces a definition; the id comes from the body, else
 // from the configId parameter.
-func (s *Service) UpdateConfig(ctx context.Context, p Principal, body []byte, paramID string) error {
-	c, d, err := parseConfig(body)
-	if err != nil {
-		return err
-	}
+func (s *Service) UpdateConfig(ctx context.Context, p Principal, c *Config, paramID string) error {
 	raw := c.ID
 	if raw == "" {
 		raw = paramID
@@ -111,15 +84,15 @@ func (s *Service) UpdateConfig(ctx context.Context, p Principal, body []byte, pa
 		return err
 	}
 	err = s.configs.UpdateStreamConfig(ctx, &storage.StreamConfig{Tenant: p.Tenant, ID: id, Name: c.Name,
-		Description: c.Description, RequestClass: d.RequestClass, Def: c.Def})
+		Description: c.Description, RequestClass: c.Def.RequestClass, Def: c.DefJSON})
 	if errors.Is(err, storage.ErrNotFound) {
 		return configNotFound(id)
 	}
 	return err
 }
 
-// GetConfig renders one definition.
-func (s *Service) GetConfig(ctx context.Context, tenant, rawID string) ([]byte, error) {
+// GetConfig reads one definition.
+func (s *Service) GetConfig(ctx context.Context, tenant, rawID string) (*storage.StreamConfig, error) {
 	id, err := parseID(rawID, "configId")
 	if err != nil {
 		return nil, err
@@ -131,7 +104,7 @@ func (s *Service) GetConfig(ctx context.Context, tenant, rawID string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	return appendConfig(nil, c), nil
+	return c, nil
 }
 
 // DeleteConfig removes one definition.
@@ -147,21 +120,9 @@ func (s *Service) DeleteConfig(ctx context.Context, tenant, rawID string) error 
 	return err
 }
 
-// ListConfigs renders every definition of the tenant as a plain array, by
-// creation date.
-func (s *Service) ListConfigs(ctx context.Context, tenant string) ([]byte, error) {
-	cs, err := s.configs.ListStreamConfigs(ctx, tenant)
-	if err != nil {
-		return nil, err
-	}
-	b := []byte{'['}
-	for i, c := range cs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendConfig(b, c)
-	}
-	return append(b, ']'), nil
+// ListConfigs reads every definition of the tenant, by creation date.
+func (s *Service) ListConfigs(ctx context.Context, tenant string) ([]*storage.StreamConfig, error) {
+	return s.configs.ListStreamConfigs(ctx, tenant)
 }
 
 // Export selects what export-all (class "" and ids nil), export-by-class
@@ -171,9 +132,9 @@ type Export struct {
 	IDs   []string
 }
 
-// ExportConfigs renders a StreamDataConfigDefContainer in the form both
-// reference UIs read: data.value is the array.
-func (s *Service) ExportConfigs(ctx context.Context, tenant string, x Export) ([]byte, error) {
+// ExportConfigs selects the definitions of a StreamDataConfigDefContainer,
+// by creation date.
+func (s *Service) ExportConfigs(ctx context.Context, tenant string, x Export) ([]*storage.StreamConfig, error) {
 	var want map[[16]byte]bool
 	if x.IDs != nil {
 		want = map[[16]byte]bool{}
@@ -189,45 +150,26 @@ func (s *Service) ExportConfigs(ctx context.Context, tenant string, x Export) ([
 	if err != nil {
 		return nil, err
 	}
-	b := []byte(`{"@bean":"` + beanContainer + `","data":{"@meta":"` + beanConfig + `[]","value":[`)
-	n := 0
+	out := []*storage.StreamConfig{}
 	for _, c := range cs {
 		if (want != nil && !want[c.ID]) || (x.Class != "" && c.RequestClass != x.Class) {
 			continue
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = appendConfig(b, c)
+		out = append(out, c)
 	}
-	return append(b, "]}}"...), nil
+	return out, nil
 }
 
-// ImportConfigs stores the definitions of a container: data as a plain
-// array or as the Joda {"@meta", "value"} wrapper. An id the tenant has is
-// skipped, or with failOnExists the whole import is refused (409) before
-// anything is written. A definition without an id gets a new one.
-func (s *Service) ImportConfigs(ctx context.Context, p Principal, body []byte, failOnExists bool) error {
-	top, err := object(body, "container")
-	if err != nil {
-		return err
-	}
-	if top == nil {
-		return badDef("the body must be a StreamDataConfigDefContainer", apierr.P("field", "data"))
-	}
-	list, err := items(top["data"], "data")
-	if err != nil {
-		return err
-	}
+// ImportConfigs stores the definitions of a container. An id the tenant
+// has is skipped, or with failOnExists the whole import is refused (409)
+// before anything is written. A definition without an id gets a new one,
+// without an owner the caller's, without a createDate now.
+func (s *Service) ImportConfigs(ctx context.Context, p Principal, list []*Config, failOnExists bool) error {
 	var out []*storage.StreamConfig
-	for _, raw := range list {
-		c, d, err := parseConfig(raw)
-		if err != nil {
-			return err
-		}
+	var err error
+	for _, c := range list {
 		sc := &storage.StreamConfig{Tenant: p.Tenant, Name: c.Name, Description: c.Description, Owner: c.Owner,
-			RequestClass: d.RequestClass, CreatedAt: s.now().UTC(), Def: c.Def}
+			RequestClass: c.Def.RequestClass, CreatedAt: s.now().UTC(), Def: c.DefJSON}
 		if c.ID != "" {
 			if sc.ID, err = parseID(c.ID, "id"); err != nil {
 				return err
@@ -238,8 +180,8 @@ func (s *Service) ImportConfigs(ctx context.Context, p Principal, body []byte, f
 		if sc.Owner == "" {
 			sc.Owner = p.User
 		}
-		if t, ok := parseDate(c.CreateDate); ok {
-			sc.CreatedAt = t
+		if !c.CreatedAt.IsZero() {
+			sc.CreatedAt = c.CreatedAt
 		}
 		out = append(out, sc)
 	}
@@ -269,48 +211,4 @@ func (s *Service) ImportConfigs(ctx context.Context, p Principal, body []byte, f
 		}
 	}
 	return nil
-}
-
-// parseDate reads a createDate as an ISO instant or epoch milliseconds.
-func parseDate(raw json.RawMessage) (time.Time, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return time.Time{}, false
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return time.Time{}, false
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil || !storage.InstantInRange(t) {
-			return time.Time{}, false
-		}
-		return t.UTC(), true
-	}
-	ms, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || !storage.InstantInRange(time.UnixMilli(ms)) {
-		return time.Time{}, false
-	}
-	return time.UnixMilli(ms).UTC(), true
-}
-
-func appendConfig(b []byte, c *storage.StreamConfig) []byte {
-	b = append(b, `{"@bean":"`+beanConfig+`","id":"`...)
-	b = append(b, uuid.UUID(c.ID).String()...)
-	b = append(b, `","name":`...)
-	b = appendValue(b, c.Name)
-	b = append(b, `,"description":`...)
-	b = appendValue(b, c.Description)
-	b = append(b, `,"owner":`...)
-	b = appendValue(b, c.Owner)
-	b = append(b, `,"createDate":"`...)
-	b = append(b, c.CreatedAt.UTC().Format(timeLayout)...)
-	b = append(b, `","streamDataDef":`...)
-	if len(c.Def) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, c.Def...)
-	}
-	return append(b, '}')
 }

@@ -13,6 +13,7 @@ package streamdata
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,10 @@ type Def struct {
 	Columns []Column
 	ColDefs map[string]*ColDef
 	Aliases map[string]*AliasDef
+	// digest is the SHA-256 of the definition's bytes as sent (trimmed):
+	// with the model version it names the stream whose bookmarks a page
+	// reads and writes.
+	digest [32]byte
 }
 
 // Column is one output column: a column path or an alias name.
@@ -183,7 +188,7 @@ func ParseDef(raw json.RawMessage) (*Def, error) {
 	if m == nil {
 		return nil, badDef("streamDataDef is missing", apierr.P("field", "streamDataDef"))
 	}
-	d := &Def{ColDefs: map[string]*ColDef{}, Aliases: map[string]*AliasDef{}}
+	d := &Def{ColDefs: map[string]*ColDef{}, Aliases: map[string]*AliasDef{}, digest: sha256.Sum256(bytes.TrimSpace(raw))}
 	if d.RequestClass, err = str(m, "requestClass"); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,20 +54,23 @@ func (s *Service) indexesOf(ctx context.Context, tenant string, key storage.Mode
 	return out, nil
 }
 
-func appendLeafCol(b []byte, path string) []byte {
-	b = append(b, `{"columnName":`...)
-	name := path
-	if i := strings.LastIndexAny(path, ".]"); i >= 0 && i+1 < len(path) {
-		name = path[i+1:]
-	}
-	b = appendValue(b, name)
-	b = append(b, `,"columnPath":`...)
-	b = appendValue(b, path)
-	return append(b, `,"type":"LEAF","decision":"FULL_ACCESS"}`...)
+// IndexInfo is one entry of a model's index list (IndexConfigurationDto).
+type IndexInfo struct {
+	ID   [16]byte
+	Name string
+	// RangePath and EqPaths are paths of the definition language (a
+	// lifecycle name or $.a.b).
+	RangePath string
+	EqPaths   []string
+	// Created is zero for the built-in indexes.
+	Created   time.Time
+	Ready     bool
+	Persisted bool
 }
 
-// IndexList renders the IndexConfigurationDto array of a model.
-func (s *Service) IndexList(ctx context.Context, tenant, class string) ([]byte, error) {
+// IndexList lists the indexes a stream read of a model can use: the
+// built-ins first, then the user composite indexes in creation order.
+func (s *Service) IndexList(ctx context.Context, tenant, class string) ([]IndexInfo, error) {
 	key, err := resolveModel(ctx, s.models, tenant, class)
 	if err != nil {
 		return nil, err
@@ -77,37 +79,12 @@ func (s *Service) IndexList(ctx context.Context, tenant, class string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	b := []byte{'['}
+	out := make([]IndexInfo, len(ixs))
 	for i, ix := range ixs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"indexId":"`...)
-		b = append(b, uuid.UUID(ix.id).String()...)
-		b = append(b, `","indexName":`...)
-		b = appendValue(b, ix.name)
-		b = append(b, `,"rangeField":`...)
-		b = appendLeafCol(b, ix.rangePath)
-		b = append(b, `,"noneRangeFields":[`...)
-		for j, p := range ix.eqPaths {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = appendLeafCol(b, p)
-		}
-		b = append(b, `],"createDate":`...)
-		if ix.created.IsZero() {
-			b = append(b, "null"...)
-		} else {
-			b = appendValue(b, ix.created.UTC().Format(timeLayout))
-		}
-		b = append(b, `,"readyForQuerying":`...)
-		b = strconv.AppendBool(b, ix.ready)
-		b = append(b, `,"returnsList":false,"persisted":`...)
-		b = strconv.AppendBool(b, ix.persisted)
-		b = append(b, `,"decision":"FULL_ACCESS"}`...)
+		out[i] = IndexInfo{ID: ix.id, Name: ix.name, RangePath: ix.rangePath, EqPaths: ix.eqPaths,
+			Created: ix.created, Ready: ix.ready, Persisted: ix.persisted}
 	}
-	return append(b, ']'), nil
+	return out, nil
 }
 
 // IndexSpec is the body of the composite-index extension.

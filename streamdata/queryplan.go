@@ -1,7 +1,6 @@
 package streamdata
 
 import (
-	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -12,14 +11,14 @@ import (
 	"svc/storage"
 )
 
-// pnode is one "keys node" of a query plan (docs/decisions/0025-stream-data.md).
-type pnode struct {
-	Type        string   `json:"type"`
-	Operator    string   `json:"operator,omitempty"`
-	Conditions  []string `json:"conditions,omitempty"`
-	IndexID     string   `json:"indexId,omitempty"`
-	IndexValues string   `json:"indexValuesJson,omitempty"`
-	Children    []*pnode `json:"children,omitempty"`
+// PlanNode is one "keys node" of a query plan (docs/decisions/0025-stream-data.md).
+type PlanNode struct {
+	Type        string      `json:"type"`
+	Operator    string      `json:"operator,omitempty"`
+	Conditions  []string    `json:"conditions,omitempty"`
+	IndexID     string      `json:"indexId,omitempty"`
+	IndexValues string      `json:"indexValuesJson,omitempty"`
+	Children    []*PlanNode `json:"children,omitempty"`
 }
 
 // pleaf is a condition leaf with its field resolved.
@@ -66,7 +65,7 @@ func (p *planner) leaf(l *Leaf) (*pleaf, error) {
 	return pl, nil
 }
 
-// servedBy names a ready index whose range field is f and has no
+// ServedBy names a ready index whose range field is f and has no
 // equality fields.
 func (p *planner) simpleIndex(f string) *index {
 	for i := range p.ixs {
@@ -80,12 +79,12 @@ func (p *planner) simpleIndex(f string) *index {
 
 // original mirrors the condition as written: a leaf is SIMPLE when an index
 // can serve it, CONSTRAINT otherwise.
-func (p *planner) original(n *Node) (*pnode, error) {
+func (p *planner) original(n *Node) (*PlanNode, error) {
 	if n == nil {
-		return &pnode{Type: "ALL"}, nil
+		return &PlanNode{Type: "ALL"}, nil
 	}
 	if n.Raw != nil {
-		return &pnode{Type: "CONSTRAINT", Conditions: []string{string(n.Raw)}}, nil
+		return &PlanNode{Type: "CONSTRAINT", Conditions: []string{string(n.Raw)}}, nil
 	}
 	if n.Leaf != nil {
 		l, err := p.leaf(n.Leaf)
@@ -96,9 +95,9 @@ func (p *planner) original(n *Node) (*pnode, error) {
 		if queryable[l.op] && (l.field == "id" && l.op == "EQUALS" || p.simpleIndex(l.field) != nil) {
 			t = "SIMPLE"
 		}
-		return &pnode{Type: t, Conditions: []string{l.text}}, nil
+		return &PlanNode{Type: t, Conditions: []string{l.text}}, nil
 	}
-	g := &pnode{Type: "CONSTRAINT", Operator: n.Group}
+	g := &PlanNode{Type: "CONSTRAINT", Operator: n.Group}
 	for _, ch := range n.Children {
 		c, err := p.original(ch)
 		if err != nil {
@@ -107,7 +106,7 @@ func (p *planner) original(n *Node) (*pnode, error) {
 		g.Children = append(g.Children, c)
 	}
 	if len(g.Children) == 0 {
-		return &pnode{Type: "ALL"}, nil
+		return &PlanNode{Type: "ALL"}, nil
 	}
 	return g, nil
 }
@@ -138,7 +137,7 @@ func flatten(n *Node, out *[]*Leaf) bool {
 // contradictions (EMPTY), id equality (SINGLE), a composite index whose
 // equality fields are all pinned (COMPOSITE), other index-served leaves
 // (SIMPLE), residuals (CONSTRAINT), and ALL when nothing narrows the scan.
-func (p *planner) optimized(n *Node) (*pnode, error) {
+func (p *planner) optimized(n *Node) (*PlanNode, error) {
 	var raw []*Leaf
 	if !flatten(n, &raw) {
 		// OR, NOT and array conditions are evaluated on every candidate.
@@ -146,7 +145,7 @@ func (p *planner) optimized(n *Node) (*pnode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pnode{Type: "ALL", Children: []*pnode{constraintOf(o)}}, nil
+		return &PlanNode{Type: "ALL", Children: []*PlanNode{constraintOf(o)}}, nil
 	}
 	leaves := make([]*pleaf, 0, len(raw))
 	eq := map[string]string{}
@@ -157,17 +156,17 @@ func (p *planner) optimized(n *Node) (*pnode, error) {
 		}
 		if pl.op == "EQUALS" {
 			if v, ok := eq[pl.field]; ok && v != pl.value {
-				return &pnode{Type: "EMPTY", Conditions: []string{pl.text}}, nil
+				return &PlanNode{Type: "EMPTY", Conditions: []string{pl.text}}, nil
 			}
 			eq[pl.field] = pl.value
 		}
 		leaves = append(leaves, pl)
 	}
 	used := make([]bool, len(leaves))
-	var drive *pnode
+	var drive *PlanNode
 	for i, l := range leaves {
 		if l.field == "id" && l.op == "EQUALS" {
-			drive, used[i] = &pnode{Type: "SINGLE", Conditions: []string{l.text}}, true
+			drive, used[i] = &PlanNode{Type: "SINGLE", Conditions: []string{l.text}}, true
 			break
 		}
 	}
@@ -178,24 +177,24 @@ func (p *planner) optimized(n *Node) (*pnode, error) {
 		for i, l := range leaves {
 			if queryable[l.op] && p.simpleIndex(l.field) != nil {
 				ix := p.simpleIndex(l.field)
-				drive = &pnode{Type: "SIMPLE", Conditions: []string{l.text}, IndexID: uuid.UUID(ix.id).String()}
+				drive = &PlanNode{Type: "SIMPLE", Conditions: []string{l.text}, IndexID: uuid.UUID(ix.id).String()}
 				used[i] = true
 				break
 			}
 		}
 	}
 	if drive == nil {
-		drive = &pnode{Type: "ALL"}
+		drive = &PlanNode{Type: "ALL"}
 	}
 	for i, l := range leaves {
 		if !used[i] {
-			drive.Children = append(drive.Children, &pnode{Type: "CONSTRAINT", Conditions: []string{l.text}})
+			drive.Children = append(drive.Children, &PlanNode{Type: "CONSTRAINT", Conditions: []string{l.text}})
 		}
 	}
 	return drive, nil
 }
 
-func constraintOf(o *pnode) *pnode {
+func constraintOf(o *PlanNode) *PlanNode {
 	o.Type = "CONSTRAINT"
 	for _, ch := range o.Children {
 		constraintOf(ch)
@@ -205,7 +204,7 @@ func constraintOf(o *pnode) *pnode {
 
 // composite picks the ready user index with the most equality fields all
 // pinned by EQUALS leaves.
-func (p *planner) composite(leaves []*pleaf, used []bool) *pnode {
+func (p *planner) composite(leaves []*pleaf, used []bool) *PlanNode {
 	var best *index
 	for i := range p.ixs {
 		ix := &p.ixs[i]
@@ -229,7 +228,7 @@ func (p *planner) composite(leaves []*pleaf, used []bool) *pnode {
 	if best == nil {
 		return nil
 	}
-	n := &pnode{Type: "COMPOSITE", IndexID: uuid.UUID(best.id).String()}
+	n := &PlanNode{Type: "COMPOSITE", IndexID: uuid.UUID(best.id).String()}
 	vals := make([]json.RawMessage, 0, len(best.eqPaths))
 	for _, f := range best.eqPaths {
 		for i, l := range leaves {
@@ -252,52 +251,26 @@ func (p *planner) composite(leaves []*pleaf, used []bool) *pnode {
 	return n
 }
 
-// planRequest is a QueryPlanRequest; the UI also sends entityClass.
-type planRequest struct {
-	Condition   json.RawMessage `json:"condition"`
-	EntityClass string          `json:"entityClass"`
-	AliasDefs   json.RawMessage `json:"aliasDefs"`
-	Def         json.RawMessage `json:"sdDef"`
+// QueryPlan is the answer of query-plan: the plan nodes of the
+// condition as given and as optimized, and (svc extensions) the index that
+// serves it, the index that would, and on PostgreSQL the plan of the first
+// page's statement.
+type QueryPlan struct {
+	Original, Optimized *PlanNode
+	ServedBy            *ServedBy
+	Suggested           []Suggestion
+	// Explained is set on PostgreSQL: PgExplain (EXPLAIN FORMAT JSON),
+	// PgSQL (the statement) and IndexesUsed (the indexes that plan reads)
+	// are filled. Without it the plan nodes are all there is.
+	Explained   bool
+	PgExplain   json.RawMessage
+	PgSQL       string
+	IndexesUsed []string
 }
 
-// QueryPlan renders {original, optimized} for a condition over a model,
-// plus (svc extension) pgExplain, the PostgreSQL plan of the first page's
-// statement, and indexesUsed, the indexes that plan reads.
-func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]byte, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return nil, badDef("the body must be a QueryPlanRequest object")
-	}
-	var r planRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, badDef("the request does not parse: " + err.Error())
-	}
-	var d *Def
-	var err error
-	if len(r.Def) > 0 {
-		if d, err = ParseDef(r.Def); err != nil {
-			return nil, err
-		}
-	} else {
-		// Build a definition from the pieces: one object so ParseDef reads
-		// condition and aliases as it does everywhere.
-		var obj []byte
-		obj = append(obj, `{"requestClass":`...)
-		obj = appendValue(obj, r.EntityClass)
-		if len(r.Condition) > 0 {
-			obj = append(append(obj, `,"condition":`...), r.Condition...)
-		}
-		if len(r.AliasDefs) > 0 {
-			obj = append(append(obj, `,"aliasDefs":`...), r.AliasDefs...)
-		}
-		obj = append(obj, '}')
-		if d, err = ParseDef(obj); err != nil {
-			return nil, err
-		}
-	}
-	if r.EntityClass != "" {
-		d.RequestClass = r.EntityClass
-	}
+// QueryPlan plans definition d (its condition and range condition) over
+// its model.
+func (s *Service) QueryPlan(ctx context.Context, tenant string, d *Def) (*QueryPlan, error) {
 	pl, err := Compile(ctx, s.models, s.planner, tenant, d)
 	if err != nil {
 		return nil, err
@@ -322,45 +295,34 @@ func (s *Service) QueryPlan(ctx context.Context, tenant string, body []byte) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"original": orig, "optimized": opt}
-	served, suggested, err := s.advise(ctx, tenant, pl.Model, pp, opt, cond, d)
-	if err != nil {
+	out := &QueryPlan{Original: orig, Optimized: opt}
+	if out.ServedBy, out.Suggested, err = s.advise(ctx, tenant, pl.Model, pp, opt, cond, d); err != nil {
 		return nil, err
-	}
-	out["servedBy"] = served
-	out["suggestedIndexes"] = suggested
-	if s.explain == nil {
-		// The memory engine scans its snapshot: the plan nodes are all
-		// there is, no SQL and no EXPLAIN.
-		out["pgExplain"] = nil
-		out["explainNote"] = "no EXPLAIN on this engine (memory or sqlite): the original and optimized plan nodes are the plan"
 	}
 	if s.explain != nil {
 		q := &storage.StreamQuery{Search: *pl.Query, Range: pl.Range, Limit: DefaultPage, Eq: pl.eq}
 		at := s.now()
 		q.Search.At = &at
-		plan, sql, err := s.explain.ExplainStream(ctx, q)
-		if err != nil {
+		if out.PgExplain, out.PgSQL, err = s.explain.ExplainStream(ctx, q); err != nil {
 			return nil, err
 		}
-		out["pgExplain"] = plan
-		out["pgSql"] = sql
-		out["indexesUsed"] = indexNames(plan)
+		out.Explained = true
+		out.IndexesUsed = indexNames(out.PgExplain)
 	}
-	return json.Marshal(out)
+	return out, nil
 }
 
-// servedBy names the index the optimized plan reads (svc extension).
-type servedBy struct {
+// ServedBy names the index the optimized plan reads (svc extension).
+type ServedBy struct {
 	IndexID   string `json:"indexId"`
 	IndexName string `json:"indexName"`
 	Persisted bool   `json:"persisted"`
 }
 
-// suggestion is an index that would serve the definition (svc
+// Suggestion is an index that would serve the definition (svc
 // extension): the composite-index extension's body and, on PostgreSQL,
 // the statement it would run.
-type suggestion struct {
+type Suggestion struct {
 	EntityClass string   `json:"entityClass"`
 	Name        string   `json:"name"`
 	RangeColumn string   `json:"rangeColPath"`
@@ -374,16 +336,16 @@ type suggestion struct {
 // equality columns and the range field (the definition's range condition,
 // else the condition's first ordering leaf, else creationDate, the UI's
 // default) as its range.
-func (s *Service) advise(ctx context.Context, tenant string, key storage.ModelKey, pp *planner, opt *pnode, cond *Node, d *Def) (*servedBy, []suggestion, error) {
-	var served *servedBy
+func (s *Service) advise(ctx context.Context, tenant string, key storage.ModelKey, pp *planner, opt *PlanNode, cond *Node, d *Def) (*ServedBy, []Suggestion, error) {
+	var served *ServedBy
 	var by *index
 	for i := range pp.ixs {
 		if ix := &pp.ixs[i]; opt.IndexID != "" && uuid.UUID(ix.id).String() == opt.IndexID {
 			by = ix
-			served = &servedBy{IndexID: opt.IndexID, IndexName: ix.name, Persisted: ix.persisted}
+			served = &ServedBy{IndexID: opt.IndexID, IndexName: ix.name, Persisted: ix.persisted}
 		}
 	}
-	out := []suggestion{}
+	out := []Suggestion{}
 	if opt.Type == "EMPTY" || opt.Type == "SINGLE" {
 		return served, out, nil
 	}
@@ -442,7 +404,7 @@ func (s *Service) advise(ctx context.Context, tenant string, key storage.ModelKe
 	if len(name) > 200 {
 		name = name[:200]
 	}
-	sg := suggestion{EntityClass: key.Name + "." + strconv.Itoa(key.Version), Name: name, RangeColumn: rangeField, Columns: eq}
+	sg := Suggestion{EntityClass: key.Name + "." + strconv.Itoa(key.Version), Name: name, RangeColumn: rangeField, Columns: eq}
 	if sg.Columns == nil {
 		sg.Columns = []string{}
 	}
@@ -452,7 +414,7 @@ func (s *Service) advise(ctx context.Context, tenant string, key storage.ModelKe
 			return nil, nil, err
 		}
 		// The name the extension would give it is its id's; a fixed id
-		// from the suggestion keeps the advice stable between calls.
+		// from the Suggestion keeps the advice stable between calls.
 		ix.ID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("svc:stream-index-advice:"+tenant+":"+sg.EntityClass+":"+name))
 		if sg.DDL, err = s.explain.IndexDDL(ix); err != nil {
 			return nil, nil, err

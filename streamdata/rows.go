@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
@@ -111,50 +110,39 @@ func mapValue(m string, v any) any {
 	return v
 }
 
-// appendRow renders one StreamDataFetchResult row.
-func (p *Plan) appendRow(b []byte, e *storage.Entity) []byte {
+// Row is one row of a StreamDataFetchResult: the entity's id, its value
+// of the range field (the sort value) and the output columns in the
+// definition's order. Values are what a decoded document holds (string,
+// json.Number, bool, nil, []any, map[string]any) or what a lifecycle
+// column or an alias mapper gives (string, int, int64, bool).
+type Row struct {
+	ID      [16]byte
+	Sort    any
+	Columns []Cell
+}
+
+// Cell is one output column of a row.
+type Cell struct {
+	Name  string
+	Value any
+}
+
+// fillRow fills r from entity e, reusing r's column slice.
+func (p *Plan) fillRow(r *Row, e *storage.Entity) {
 	var doc any
 	if p.docCols || p.rangeRef.meta == "" {
 		doc = decode(e.Data)
 	}
-	b = append(b, `{"key":"`...)
-	b = append(b, uuid.UUID(e.ID).String()...)
-	b = append(b, `","unitId":null,"sortValues":[`...)
-	b = appendValue(b, p.rangeRef.of(e, doc))
-	b = append(b, `],"columnsValues":{`...)
-	for i, c := range p.cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendQuote(b, c.name)
-		b = append(b, ':')
+	r.ID = e.ID
+	r.Sort = p.rangeRef.of(e, doc)
+	r.Columns = r.Columns[:0]
+	for _, c := range p.cols {
 		var v any
-		for j, r := range c.paths {
-			if v = mapValue(c.maps[j], r.of(e, doc)); v != nil {
+		for j, ref := range c.paths {
+			if v = mapValue(c.maps[j], ref.of(e, doc)); v != nil {
 				break
 			}
 		}
-		b = appendValue(b, v)
+		r.Columns = append(r.Columns, Cell{Name: c.name, Value: v})
 	}
-	return append(b, "}}"...)
-}
-
-func appendValue(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case string:
-		enc, err := json.Marshal(x)
-		if err != nil {
-			return append(b, "null"...)
-		}
-		return append(b, enc...)
-	case time.Time:
-		return strconv.AppendQuote(b, x.UTC().Format(timeLayout))
-	}
-	enc, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return append(b, enc...)
 }

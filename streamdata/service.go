@@ -1,14 +1,10 @@
 package streamdata
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"strconv"
 	"time"
-
-	json "github.com/goccy/go-json"
-	"github.com/google/uuid"
 
 	"svc/platform/apierr"
 	"svc/storage"
@@ -75,22 +71,17 @@ func New(d Deps) *Service {
 	return s
 }
 
-// request is a StreamDataRequest.
-type request struct {
-	Def          json.RawMessage `json:"sdDef"`
-	PointTime    *int64          `json:"-"`
-	Offset       int             `json:"-"`
-	Length       int             `json:"length"`
-	FromPosIndex int             `json:"-"`
-}
-
-// wireRequest is a StreamDataRequest as sent: the numbers a client gets
-// wrong are read as raw JSON, so each is checked and named on its own.
-type wireRequest struct {
-	request
-	PointTime    json.RawMessage `json:"pointTime"`
-	Offset       json.RawMessage `json:"offset"`
-	FromPosIndex json.RawMessage `json:"fromPosIndex"`
+// Request is a decoded StreamDataRequest (the HTTP adapter decodes the
+// body and parses sdDef with ParseDef).
+type Request struct {
+	Def *Def
+	// PointTime is epoch milliseconds; nil or not positive means now.
+	PointTime *int64
+	// Offset and FromPosIndex are row positions from 0 to MaxPosition;
+	// the page starts at the larger.
+	Offset, FromPosIndex int
+	// Length ≤ 0 means DefaultPage; larger than MaxPage is clamped.
+	Length int
 }
 
 // MaxPosition bounds offset and fromPosIndex: 2^53-1, the largest integer
@@ -98,84 +89,8 @@ type wireRequest struct {
 // positions would overflow where a page adds its length.
 const MaxPosition = 1<<53 - 1
 
-// position reads a row position: absent or null is 0; anything but an
-// integer from 0 to MaxPosition is 400 naming the field.
-func position(raw json.RawMessage, field string) (int, error) {
-	s := string(bytes.TrimSpace(raw))
-	if s == "" || s == "null" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > MaxPosition {
-		return 0, apierr.New(apierr.BadRequest, field+" must be an integer from 0 to "+strconv.Itoa(MaxPosition),
-			apierr.P("field", field), apierr.P("invalidValue", s))
-	}
-	return int(n), nil
-}
-
-// pointTime reads pointTime (epoch ms): absent, null or not positive
-// means now; the instant must lie in storage.InstantInRange.
-func pointTime(raw json.RawMessage) (*int64, error) {
-	s := string(bytes.TrimSpace(raw))
-	if s == "" || s == "null" {
-		return nil, nil
-	}
-	bad := apierr.New(apierr.BadRequest, "pointTime must be epoch milliseconds of an instant "+storage.InstantRangeText,
-		apierr.P("field", "pointTime"), apierr.P("invalidValue", s))
-	ms, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return nil, bad
-	}
-	// The page reads as of the end of that millisecond.
-	if ms > 0 && !storage.InstantInRange(time.UnixMilli(ms).Add(time.Millisecond-time.Nanosecond)) {
-		return nil, bad
-	}
-	return &ms, nil
-}
-
-func parseRequest(body []byte) (*request, *Def, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return nil, nil, badDef("the body must be a StreamDataRequest object")
-	}
-	var w wireRequest
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, nil, badDef("the request does not parse: " + err.Error())
-	}
-	r := w.request
-	var err error
-	if r.Offset, err = position(w.Offset, "offset"); err != nil {
-		return nil, nil, err
-	}
-	if r.FromPosIndex, err = position(w.FromPosIndex, "fromPosIndex"); err != nil {
-		return nil, nil, err
-	}
-	if r.PointTime, err = pointTime(w.PointTime); err != nil {
-		return nil, nil, err
-	}
-	d, err := ParseDef(r.Def)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &r, d, nil
-}
-
-// RowWriter is where a page is rendered: the HTTP response's buffered
-// writer (Flush sends what is buffered to the socket) or a slice.
-type RowWriter interface {
-	Write(p []byte) (int, error)
-	Flush() error
-}
-
-// flushEvery is how many rows a page renders between flushes after the
-// first (which goes out at once): the writer holds at most this many rows
-// (plus its own buffer) whatever the page length, and a client sees rows
-// while the engine still reads.
-const flushEvery = 64
-
 // PageStream is one prepared page of a StreamDataFetchResult: the request
-// parsed and compiled, its point in time chosen, nothing read yet. Write
-// reads and renders it.
+// compiled, its point in time chosen, nothing read yet. Rows reads it.
 type PageStream struct {
 	s      *Service
 	p      *Plan
@@ -191,17 +106,19 @@ type PageStream struct {
 // when the request had none.
 func (ps *PageStream) PointTime() int64 { return ps.pt }
 
-// Prepare parses and compiles a StreamDataRequest and pins its point in
-// time: every error a client can cause is reported here, before any byte
-// of the page is written. body is copied (the page may be written after
-// the caller's buffer is reused).
-func (s *Service) Prepare(ctx context.Context, tenant string, body []byte) (*PageStream, error) {
-	body = append([]byte(nil), body...)
-	r, d, err := parseRequest(body)
-	if err != nil {
-		return nil, err
-	}
-	p, err := Compile(ctx, s.models, s.planner, tenant, d)
+// Offset is the request's offset, as the page answers it.
+func (ps *PageStream) Offset() int { return ps.offset }
+
+// PageSize is the page length after defaulting and clamping.
+func (ps *PageStream) PageSize() int { return ps.length }
+
+// Prepare compiles a StreamDataRequest and pins its point in time: every
+// error a client can cause is reported here, before any byte of the page
+// is written. The page may be written after Prepare returns, so r.Def must
+// not share memory the caller reuses (the HTTP adapter parses a copy of
+// the body).
+func (s *Service) Prepare(ctx context.Context, tenant string, r *Request) (*PageStream, error) {
+	p, err := Compile(ctx, s.models, s.planner, tenant, r.Def)
 	if err != nil {
 		return nil, err
 	}
@@ -235,121 +152,52 @@ func (s *Service) Prepare(ctx context.Context, tenant string, body []byte) (*Pag
 	}
 	q := &storage.StreamQuery{Search: *p.Query, Range: p.Range, Limit: length, Eq: p.eq}
 	q.Search.At = &at
-	k := markKey{tenant: tenant, def: sha256.Sum256(append(bytes.TrimSpace(r.Def), []byte(strconv.Itoa(p.Model.Version))...)), at: pt}
+	k := markKey{tenant: tenant, def: sha256.Sum256(append(r.Def.digest[:], strconv.Itoa(p.Model.Version)...)), at: pt}
 	q.After, q.Skip = s.marks.lookup(k, start)
 	q.Stream = string(k.def[:]) + tenant + "\x00" + strconv.FormatInt(pt, 10)
 	return &PageStream{s: s, p: p, q: q, k: k, start: start, offset: r.Offset, length: length, pt: pt}, nil
 }
 
-// Write reads the page and renders it to w row by row as the engine
-// yields them (PostgreSQL: from the cursor; memory: from the snapshot):
-// the head first, then the rows, flushed after the first and every
-// flushEvery rows, then lastRowIndexPosition. On an error the rows written
-// so far stay written and the object is left open: the caller ends it.
-func (ps *PageStream) Write(ctx context.Context, w RowWriter) error {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"pointTime":`...)
-	b = strconv.AppendInt(b, ps.pt, 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(ps.offset), 10)
-	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(ps.length), 10)
-	b = append(b, `,"rows":[`...)
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
+// Rows reads the page and calls yield with each row as the engine yields
+// it (PostgreSQL: from the cursor; memory: from the snapshot); the Row is
+// reused between calls. It returns the lastRowIndexPosition of the page
+// (its first position minus one when the page is empty). An error of
+// yield ends the page with that error.
+func (ps *PageStream) Rows(ctx context.Context, yield func(*Row) error) (int, error) {
 	n := 0
 	var last storage.StreamMark
+	var row Row
 	err := ps.s.pager.StreamPage(ctx, ps.q, func(e *storage.Entity, m storage.StreamMark) error {
-		b = b[:0]
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = ps.p.appendRow(b, e)
-		if _, err := w.Write(b); err != nil {
+		ps.p.fillRow(&row, e)
+		if err := yield(&row); err != nil {
 			return err
 		}
 		n++
 		last = m
-		if n == 1 || n%flushEvery == 0 {
-			return w.Flush()
-		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n > 0 {
 		ps.s.marks.store(ps.k, ps.start+n, last)
 	}
-	b = append(b[:0], `],"lastRowIndexPosition":`...)
-	b = strconv.AppendInt(b, int64(ps.start+n-1), 10)
-	b = append(b, '}')
-	_, err = w.Write(b)
-	return err
+	return ps.start + n - 1, nil
 }
 
-// sliceWriter renders into a byte slice.
-type sliceWriter struct{ b []byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-func (*sliceWriter) Flush() error { return nil }
-
-// Get reads one page and renders the whole StreamDataFetchResult into dst
-// (for callers that want it in memory; HTTP streams with Prepare and
-// Write).
-func (s *Service) Get(ctx context.Context, tenant string, body []byte, dst []byte) ([]byte, error) {
-	ps, err := s.Prepare(ctx, tenant, body)
-	if err != nil {
-		return nil, err
-	}
-	w := &sliceWriter{b: dst}
-	if err := ps.Write(ctx, w); err != nil {
-		return nil, err
-	}
-	return w.b, nil
-}
-
-// DeleteResult is a StreamDataDeleteResult.
+// DeleteResult is a StreamDataDeleteResult: how many entities the
+// definition matched, how many were removed, and the error of each that
+// was not.
 type DeleteResult struct {
 	Matched int64
 	Removed int64
 	Failed  map[[16]byte]string
 }
 
-// Append renders the result with the contract's spellings.
-func (r *DeleteResult) Append(b []byte) []byte {
-	b = append(b, `{"numberOfEntitites":`...)
-	b = strconv.AppendInt(b, r.Matched, 10)
-	b = append(b, `,"numberOfEntititesRemoved":`...)
-	b = strconv.AppendInt(b, r.Removed, 10)
-	b = append(b, `,"idToError":{`...)
-	i := 0
-	for id, msg := range r.Failed {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		i++
-		b = append(b, '"')
-		b = append(b, uuid.UUID(id).String()...)
-		b = append(b, `":`...)
-		b = appendValue(b, msg)
-	}
-	return append(b, "}}"...)
-}
-
 // Delete deletes every entity the definition selects now (condition and
-// range condition; offset and length are ignored), each through the
-// normal delete path.
-func (s *Service) Delete(ctx context.Context, p Principal, body []byte) (*DeleteResult, error) {
-	_, d, err := parseRequest(body)
-	if err != nil {
-		return nil, err
-	}
+// range condition; the request's offset and length do not apply), each
+// through the normal delete path.
+func (s *Service) Delete(ctx context.Context, p Principal, d *Def) (*DeleteResult, error) {
 	pl, err := Compile(ctx, s.models, s.planner, p.Tenant, d)
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ import (
 type scenario struct {
 	Name    string // e.g. "order-create/postgres"
 	Loadgen string // loadgen's scenario
-	Engine  string // memory or postgres
+	Engine  string // memory, sqlite or postgres
 	C       int    // connections
 	// Yard names the yardstick the figure is best read against: sign,
 	// health, insert1 or insert1000.
@@ -54,25 +54,46 @@ type scenario struct {
 	// Per is how many entities one request carries (collections: 1000);
 	// loadgen then reports CPU per entity, and the rate is made one too.
 	Per int
+	// Unix: svc reaches PostgreSQL over its Unix socket instead of TCP
+	// loopback (the "-unix" rows: what a server on the same host saves).
+	Unix bool
+	// Preload is a loadgen run (its arguments) made before the measured
+	// one, not counted: the "-held" rows measure a server that already
+	// holds what it wrote.
+	Preload []string
 }
 
 var all = []scenario{
-	{"health/memory", "health", "memory", 16, "health", 1},
-	{"token/memory", "token", "memory", 4, "sign", 1},
-	{"get-1kb/memory", "get", "memory", 16, "health", 1},
-	{"create-1kb/memory", "create", "memory", 16, "health", 1},
-	{"collection-1kb/memory", "collection", "memory", 2, "health", 1000},
-	{"order-get/memory", "order-get", "memory", 16, "health", 1},
-	{"order-create/memory", "order-create", "memory", 16, "health", 1},
-	{"order-collection/memory", "order-collection", "memory", 2, "health", 1000},
-	{"export-simple-view/memory", "order-export", "memory", 1, "health", 1},
-	{"get-1kb/postgres", "get", "postgres", 16, "insert1", 1},
-	{"create-1kb/postgres", "create", "postgres", 16, "insert1", 1},
-	{"collection-1kb/postgres", "collection", "postgres", 2, "insert1000", 1000},
-	{"order-get/postgres", "order-get", "postgres", 16, "insert1", 1},
-	{"order-create/postgres", "order-create", "postgres", 16, "insert1", 1},
-	{"order-collection/postgres", "order-collection", "postgres", 2, "insert1000", 1000},
+	{"health/memory", "health", "memory", 16, "health", 1, false, nil},
+	{"token/memory", "token", "memory", 4, "sign", 1, false, nil},
+	{"get-1kb/memory", "get", "memory", 16, "health", 1, false, nil},
+	{"create-1kb/memory", "create", "memory", 16, "health", 1, false, nil},
+	{"collection-1kb/memory", "collection", "memory", 2, "health", 1000, false, nil},
+	{"order-get/memory", "order-get", "memory", 16, "health", 1, false, nil},
+	{"order-create/memory", "order-create", "memory", 16, "health", 1, false, nil},
+	{"order-collection/memory", "order-collection", "memory", 2, "health", 1000, false, nil},
+	{"export-simple-view/memory", "order-export", "memory", 1, "health", 1, false, nil},
+	{"get-1kb/postgres", "get", "postgres", 16, "insert1", 1, false, nil},
+	{"create-1kb/postgres", "create", "postgres", 16, "insert1", 1, false, nil},
+	{"collection-1kb/postgres", "collection", "postgres", 2, "insert1000", 1000, false, nil},
+	{"order-get/postgres", "order-get", "postgres", 16, "insert1", 1, false, nil},
+	{"order-create/postgres", "order-create", "postgres", 16, "insert1", 1, false, nil},
+	{"order-collection/postgres", "order-collection", "postgres", 2, "insert1000", 1000, false, nil},
+	{"create-1kb-c1/memory", "create", "memory", 1, "health", 1, false, nil},
+	{"model-list/memory", "model-list", "memory", 16, "health", 1, false, nil},
+	{"collection-1kb-held/memory", "collection", "memory", 2, "health", 1000, false, heldPreload},
+	{"order-get/sqlite", "order-get", "sqlite", 16, "health", 1, false, nil},
+	{"order-create/sqlite", "order-create", "sqlite", 16, "health", 1, false, nil},
+	{"order-collection/sqlite", "order-collection", "sqlite", 2, "health", 1000, false, nil},
+	{"order-get/postgres-unix", "order-get", "postgres", 16, "insert1", 1, true, nil},
+	{"order-create/postgres-unix", "order-create", "postgres", 16, "insert1", 1, true, nil},
+	{"order-collection/postgres-unix", "order-collection", "postgres", 2, "insert1000", 1000, true, nil},
 }
+
+// heldPreload is 300 000 single creates of loadgen's ~1 KB document (issue
+// 25 item 2: collection ingest into a server that holds 300 000 entities,
+// against the same into a fresh one).
+var heldPreload = []string{"-scenario", "create", "-c", "16", "-n", "300000", "-d", "30m"}
 
 // sets are the scenario lists of -set.
 var sets = map[string][]string{
@@ -82,10 +103,27 @@ var sets = map[string][]string{
 	"compare": {"health/memory", "token/memory", "get-1kb/memory", "create-1kb/memory", "collection-1kb/memory",
 		"export-simple-view/memory", "order-get/postgres", "order-create/postgres", "order-collection/postgres"},
 	"quick": {"health/memory", "token/memory", "order-create/memory", "order-create/postgres"},
+	// storage: the PostgreSQL write scenarios, for -pg-variants (what each
+	// index and the audit rows cost per create).
+	"storage": {"health/memory", "order-create/postgres", "order-collection/postgres"},
+	// held: the memory engine's ratios of issue 25 item 2 (collection into
+	// a server holding 300 000 entities over a fresh one; create over get).
+	"held": {"health/memory", "get-1kb/memory", "create-1kb/memory", "collection-1kb/memory", "collection-1kb-held/memory"},
+	// issue25: the rows of issue 25's table (memory engine, 1 KB documents).
+	"issue25": {"health/memory", "token/memory", "get-1kb/memory", "create-1kb/memory", "create-1kb-c1/memory",
+		"collection-1kb/memory", "collection-1kb-held/memory", "model-list/memory"},
+	// sqlite: the SQLite engine beside the memory engine (issue 27 item 6).
+	"sqlite": {"health/memory", "order-get/memory", "order-create/memory", "order-collection/memory",
+		"order-get/sqlite", "order-create/sqlite", "order-collection/sqlite"},
+	// unix: TCP loopback and the Unix socket side by side.
+	"unix": {"health/memory", "order-get/postgres", "order-create/postgres", "order-collection/postgres",
+		"order-get/postgres-unix", "order-create/postgres-unix", "order-collection/postgres-unix"},
 }
 
-// build is one svc binary under test.
-type build struct{ Name, Path string }
+// build is one svc binary under test; SQL, when set, runs on each fresh
+// PostgreSQL database once svc has migrated it and before the load (a
+// storage variant of -pg-variants, e.g. one index dropped).
+type build struct{ Name, Path, SQL string }
 
 // sample is one loadgen run's figures.
 type sample struct {
@@ -116,22 +154,24 @@ func main() {
 		yardOnly   = flag.Bool("yardsticks", false, "measure the RSA yardsticks only (and the INSERT ones with -pg-private or -pg) and exit")
 		noPG       = flag.Bool("no-pg", false, "skip PostgreSQL: its scenarios and the INSERT yardsticks")
 		benchstat_ = flag.String("benchstat", "", "benchstat binary (default: benchstat on PATH or in $(go env GOPATH)/bin, if there)")
+		variants   = flag.String("pg-variants", "", "comma-separated storage variants run as separate builds of the one -svc binary (\"all\" for every one): "+variantNames())
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, config{svc: *svcFlag, loadgen: *loadgen, set: *set, only: *only, rounds: *rounds, dur: *dur,
-		private: *private, pgBase: *pgBase, pgData: *pgData, out: *out, yardOnly: *yardOnly, noPG: *noPG, benchstat: *benchstat_}); err != nil {
+		private: *private, pgBase: *pgBase, pgData: *pgData, out: *out, yardOnly: *yardOnly, noPG: *noPG, benchstat: *benchstat_,
+		variants: *variants}); err != nil {
 		fmt.Fprintf(os.Stderr, "suite: %v\n", err)
 		os.Exit(1)
 	}
 }
 
 type config struct {
-	svc, loadgen, set, only, pgBase, pgData, out, benchstat string
-	rounds                                                  int
-	dur                                                     time.Duration
-	private, yardOnly, noPG                                 bool
+	svc, loadgen, set, only, pgBase, pgData, out, benchstat, variants string
+	rounds                                                            int
+	dur                                                               time.Duration
+	private, yardOnly, noPG                                           bool
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -167,6 +207,11 @@ func run(ctx context.Context, cfg config) error {
 	builds, err := parseBuilds(cfg.svc)
 	if err != nil {
 		return err
+	}
+	if cfg.variants != "" {
+		if builds, err = withVariants(builds, cfg.variants); err != nil {
+			return err
+		}
 	}
 	scens, err := pick(cfg.set, cfg.only, pg == nil)
 	if err != nil {
@@ -260,7 +305,7 @@ func parseBuilds(s string) ([]build, error) {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("svc binary %s: %w", path, err)
 		}
-		out = append(out, build{name, path})
+		out = append(out, build{Name: name, Path: path})
 	}
 	return out, nil
 }
@@ -378,15 +423,29 @@ func runOne(ctx context.Context, cfg config, b build, sc scenario, pg *pgServer,
 		"SVC_STORAGE_BACKEND="+sc.Engine,
 		"SVC_HTTP_PORT="+strconv.Itoa(ports[0]), "SVC_ADMIN_PORT="+strconv.Itoa(ports[1]), "SVC_GRPC_PORT="+strconv.Itoa(ports[2]),
 		"SVC_SUPPRESS_BANNER=true", "SVC_LOG_LEVEL=warn")
-	pgPID := 0
+	pgPID, pgURL := 0, ""
+	if sc.Engine == "sqlite" {
+		dir, err := os.MkdirTemp("", "benchsuite-sqlite-")
+		if err != nil {
+			return sample{}, err
+		}
+		defer os.RemoveAll(dir)
+		env = append(env, "SVC_SQLITE_PATH="+filepath.Join(dir, "svc.db"))
+	}
 	if sc.Engine == "postgres" {
 		url, drop, err := pg.freshDB(ctx, "benchsuite")
 		if err != nil {
 			return sample{}, err
 		}
 		defer drop()
+		if sc.Unix {
+			if url, err = pg.unixURL(url); err != nil {
+				return sample{}, err
+			}
+		}
 		env = append(env, "SVC_POSTGRES_URL="+url)
 		pgPID = pg.pid
+		pgURL = url
 	}
 	var stderr bytes.Buffer
 	svc := exec.Command(b.Path)
@@ -409,6 +468,18 @@ func runOne(ctx context.Context, cfg config, b build, sc scenario, pg *pgServer,
 	base := fmt.Sprintf("http://127.0.0.1:%d/api", ports[0])
 	if err := awaitHealth(ctx, base, 2*time.Minute); err != nil {
 		return sample{}, fmt.Errorf("%w\n%s", err, stderr.String())
+	}
+	if b.SQL != "" && pgURL != "" {
+		if err := execSQL(ctx, pgURL, b.SQL); err != nil {
+			return sample{}, fmt.Errorf("variant %s: %w", b.Name, err)
+		}
+	}
+	if len(sc.Preload) > 0 {
+		pre := exec.CommandContext(ctx, cfg.loadgen, append([]string{"-url", base}, sc.Preload...)...)
+		pre.Env = append(os.Environ(), "LOADGEN_CLIENT_ID=benchsuite", "LOADGEN_CLIENT_SECRET="+secret)
+		if o, err := pre.CombinedOutput(); err != nil {
+			return sample{}, fmt.Errorf("preload: %v\n%s", err, o)
+		}
 	}
 	var s sample
 	s.RSSIdleKiB, _ = procstat.RSS(svc.Process.Pid)

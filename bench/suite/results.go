@@ -107,6 +107,7 @@ func (r *results) table() string {
 				summarize(col(ss, func(s sample) float64 { return float64(s.RSSIdleKiB) / 1024 })), r.multiples(bd.Name, sc))
 		}
 	}
+	b.WriteString(r.ratioTable())
 	if len(r.builds) == 2 {
 		a, h := r.builds[0].Name, r.builds[1].Name
 		fmt.Fprintf(&b, "\n### %s → %s: svc (+ PostgreSQL) CPU per request or entity\n\n", a, h)
@@ -119,7 +120,74 @@ func (r *results) table() string {
 		sh := summarize(col(r.samples[h]["health/memory"], func(s sample) float64 { return float64(s.RSSIdleKiB) / 1024 }))
 		fmt.Fprintf(&b, "| idle RSS after start-up (memory, jwt), MiB | %s | %s | %s |\n", sa, sh, verdict(sa, sh))
 	}
+	if len(r.builds) > 2 && r.builds[0].Name == "schema" {
+		b.WriteString(r.variantTable())
+	}
 	return b.String()
+}
+
+// variantTable states, for -pg-variants, what each dropped part cost per
+// create: the unchanged schema's svc + PostgreSQL CPU less the variant's,
+// both medians of the same rounds, with the variant's spread.
+func (r *results) variantTable() string {
+	var b strings.Builder
+	base := r.builds[0].Name
+	b.WriteString("\n### What each part of the schema costs: svc + PostgreSQL CPU per request or entity, schema as migrated less the variant\n\n")
+	b.WriteString("| scenario | variant (what is left out) | schema µs | variant µs | cost of the part µs | share |\n|---|---|---|---|---|---|\n")
+	for _, sc := range r.scens {
+		if sc.Engine != "postgres" {
+			continue
+		}
+		sa := summarize(col(r.samples[base][sc.Name], totalCPU))
+		for _, bd := range r.builds[1:] {
+			sv := summarize(col(r.samples[bd.Name][sc.Name], totalCPU))
+			d := sa.Median - sv.Median
+			share := "—"
+			if sa.Median > 0 {
+				share = fmt.Sprintf("%.0f %%", 100*d/sa.Median)
+			}
+			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s | %s |\n", sc.Name, bd.Name, variantWhat(bd.Name), sa, sv, fmtNum(d), share)
+		}
+	}
+	return b.String()
+}
+
+// ratioPairs are figures read as a ratio of two scenarios of the same
+// build and round (issue 25 item 2's targets).
+var ratioPairs = []struct{ Num, Den, What string }{
+	{"collection-1kb-held/memory", "collection-1kb/memory", "collection into a server holding 300 000 entities ÷ into a fresh one (target ≤ 1.25)"},
+	{"create-1kb/memory", "get-1kb/memory", "single create ÷ get (target ≤ 2)"},
+	{"order-get/sqlite", "order-get/memory", "SQLite get ÷ memory get (issue 27, target ≤ 1.5)"},
+	{"order-create/sqlite", "order-create/memory", "SQLite single create ÷ memory's"},
+	{"order-collection/sqlite", "order-collection/memory", "SQLite collection ÷ memory's, per entity"},
+}
+
+// ratioTable prints, per build, each ratio pair present in the run as the
+// median and spread of the per-round ratios of svc CPU.
+func (r *results) ratioTable() string {
+	var b strings.Builder
+	for _, p := range ratioPairs {
+		if !r.hasScenario(p.Num) || !r.hasScenario(p.Den) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n### Ratios of svc CPU, per round (same build, same round)\n\n| ratio | build | median ± spread |\n|---|---|---|\n")
+		}
+		for _, bd := range r.builds {
+			num, den := col(r.samples[bd.Name][p.Num], svcCPU), col(r.samples[bd.Name][p.Den], svcCPU)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", p.What, bd.Name, summarize(ratios(num, den)))
+		}
+	}
+	return b.String()
+}
+
+func (r *results) hasScenario(name string) bool {
+	for _, sc := range r.scens {
+		if sc.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // writeBenchstat writes one file per build, NAME.txt, in the Go benchmark

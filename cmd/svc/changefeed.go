@@ -29,13 +29,14 @@ const (
 const (
 	feedSyncInterval  = time.Minute // the watched set's full sync, a backstop for lost announcements
 	feedAnnounceEvery = 50 * time.Millisecond
-	// A node with live streams re-announces their models every
-	// feedLiveRefresh; a receiver keeps them for feedLiveLease without a
-	// newer announcement (three refreshes may be lost), so a dead node's
-	// models stop being recorded within a lease and a check.
-	feedLiveRefresh = 5 * time.Second
-	feedLiveLease   = 20 * time.Second
 )
+
+// feedLiveRefresh: a node with live streams re-announces their models
+// every quarter of the lease (SVC_CHANGEFEED_LIVE_LEASE); a receiver keeps
+// them for the lease without a newer announcement (three refreshes may be
+// lost), so a dead node's models stop being recorded within a lease and a
+// check.
+func feedLiveRefresh(cfg *config.Config) time.Duration { return cfg.ChangeFeedLiveLease / 4 }
 
 // feedOptions are the change feed's settings (config.changefeed).
 func feedOptions(cfg *config.Config, log *slog.Logger, announce func()) changefeed.Options {
@@ -47,7 +48,8 @@ func feedOptions(cfg *config.Config, log *slog.Logger, announce func()) changefe
 // stamp, detach, delete) every minute, or every sweep when that is
 // shorter, so a sweep's detach reaches it within one sweep.
 func feedHubOptions(cfg *config.Config, log *slog.Logger) changefeed.HubOptions {
-	return changefeed.HubOptions{Log: log, Touch: min(time.Minute, cfg.ChangeFeedSweepInterval)}
+	return changefeed.HubOptions{Log: log, Touch: min(time.Minute, cfg.ChangeFeedSweepInterval), Buffer: cfg.ChangeFeedLiveBuffer,
+		Stall: cfg.ChangeFeedStallTimeout}
 }
 
 // changeFeed is the change feed as serve wires it.
@@ -78,7 +80,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 	var svc *changefeed.Service
 	self := cl.Self().ID
 	announceLive := func(hello bool) {
-		if err := cl.Publish(topicFeedLive, svc.LiveAnnouncement(self, feedLiveLease, hello)); err != nil {
+		if err := cl.Publish(topicFeedLive, svc.LiveAnnouncement(self, cfg.ChangeFeedLiveLease, hello)); err != nil {
 			log.Warn("changefeed: announcing live streams", "error", err)
 		}
 	}
@@ -136,7 +138,7 @@ func startChangeFeed(cfg *config.Config, st *stores, cl cluster.Cluster, log *sl
 		defer close(stopped)
 		sync := time.NewTicker(feedSyncInterval)
 		sweep := time.NewTicker(cfg.ChangeFeedSweepInterval)
-		live := time.NewTicker(feedLiveRefresh)
+		live := time.NewTicker(feedLiveRefresh(cfg))
 		defer sync.Stop()
 		defer sweep.Stop()
 		defer live.Stop()

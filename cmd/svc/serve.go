@@ -174,6 +174,7 @@ func serve() int {
 		entity.WithTasks(st.Tasks), entity.WithTxTokens(tokens))
 	idem, stopIdem := startIdempotency(cfg, st.Keys, log)
 	defer stopIdem()
+	sqlSvc := sqlSchemaService(cfg, st)
 	deps := fast.Deps{
 		Telemetry:  tel,
 		Metrics:    metricSet,
@@ -191,7 +192,7 @@ func serve() int {
 		Search:      searchSvc,
 		Messages:    st.Messages,
 		Audit:       audit.New(st.Audits, st.Entities),
-		SQLSchema:   sqlSchemaService(cfg, st),
+		SQLSchema:   sqlSvc,
 
 		TrustedKeys: fed.Trusted,
 		OIDC:        fed.Providers,
@@ -245,6 +246,7 @@ func serve() int {
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
 	fed.run(ctx)
+	go moveLegacySQLSchemas(ctx, sqlSvc, log)
 
 	// Streams end before the HTTP drain waits on them: each gets its
 	// final event and resumes on another node (or this one, restarted).

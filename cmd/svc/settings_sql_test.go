@@ -50,7 +50,7 @@ func TestSQLQueryTimeout(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("credentials: %d %s", st, body)
 	}
-	var login struct{ Role, Password, Schema string }
+	var login struct{ Role, Password, Schema, Database string }
 	if err := json.Unmarshal([]byte(body), &login); err != nil || login.Role == "" {
 		t.Fatalf("credentials: %v %s", err, body)
 	}
@@ -59,6 +59,7 @@ func TestSQLQueryTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(login.Role, login.Password)
+	u.Path = "/" + login.Database // the schema's own
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, u.String())

@@ -48,7 +48,8 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 		"SVC_SQLITE_CACHE_SIZE": "4321", "SVC_SQLITE_SEARCH_SCAN_LIMIT": "99",
 
 		"SVC_CHANGEFEED_RETENTION": "5h", "SVC_CHANGEFEED_BACKLOG_MAX_EVENTS": "77", "SVC_CHANGEFEED_SUBSCRIPTION_TTL": "6h",
-		"SVC_CHANGEFEED_SWEEP_INTERVAL": "7s",
+		"SVC_CHANGEFEED_SWEEP_INTERVAL": "7s", "SVC_CHANGEFEED_LIVE_BUFFER": "333", "SVC_CHANGEFEED_STALL_TIMEOUT": "11s",
+		"SVC_CHANGEFEED_LIVE_LEASE": "12s",
 
 		"SVC_IDEMPOTENCY_RETENTION": "7h",
 	}
@@ -105,8 +106,11 @@ func TestSettingsReachTheirOptions(t *testing.T) {
 	if fo.Retention != 5*time.Hour || fo.BacklogMaxEvents != 77 || fo.DefaultTTL != 6*time.Hour {
 		t.Errorf("change feed options: %+v", fo)
 	}
-	if ho := feedHubOptions(cfg, log); ho.Touch != 7*time.Second {
-		t.Errorf("change feed hub options: touch %s, want the sweep interval 7s", ho.Touch)
+	if ho := feedHubOptions(cfg, log); ho.Touch != 7*time.Second || ho.Buffer != 333 || ho.Stall != 11*time.Second {
+		t.Errorf("change feed hub options: touch %s buffer %d stall %s, want the sweep interval 7s, 333, 11s", ho.Touch, ho.Buffer, ho.Stall)
+	}
+	if r := feedLiveRefresh(cfg); r != 3*time.Second {
+		t.Errorf("change feed live refresh %s, want a quarter of SVC_CHANGEFEED_LIVE_LEASE (12s)", r)
 	}
 
 	tc := trustedConfig(cfg, log)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -72,6 +73,22 @@ func postgresOptions(cfg *config.Config) postgres.Options {
 func sqlSchemaService(cfg *config.Config, st *stores) *sqlschema.Service {
 	return sqlschema.New(st.SQLSchemas, st.Models, st.SQLRunner, model.ID, cfg.SQLQueryTimeout).
 		WithMaxSchemas(cfg.SQLMaxSchemasPerTenant)
+}
+
+// moveLegacySQLSchemas gives each SQL schema saved before it had a
+// PostgreSQL database of its own one (docs/decisions/0033-sql-tenant-isolation.md),
+// in the background at start: until then its role still logs in to svc's
+// database. Every node tries; a schema another node is moving at the same
+// time fails here and is done there. Failures are logged and tried again
+// at the next start.
+func moveLegacySQLSchemas(ctx context.Context, s *sqlschema.Service, log *slog.Logger) {
+	n, err := s.MoveLegacy(ctx)
+	if n > 0 {
+		log.Info("SQL schemas moved to databases of their own", "moved", n)
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("SQL schemas left in svc's database; tried again at the next start", "moved", n, "error", err)
+	}
 }
 
 func sqliteOptions(cfg *config.Config) sqlite.Options {

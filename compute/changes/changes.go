@@ -45,8 +45,8 @@ type Options struct {
 	// UNAVAILABLE, SLOW_CONSUMER), and so does a full window with no ack
 	// for this long (after a final EntityChangeCutEvent, SLOW_CONSUMER).
 	// Either way the stream's goroutines end and a reconnect resumes
-	// after the last acknowledged event. 0 means 30 s (the SSE door's
-	// write bound).
+	// after the last acknowledged event. 0 means the hub's Stall
+	// (SVC_CHANGEFEED_STALL_TIMEOUT, the SSE door's write bound too).
 	Stall time.Duration
 	Log   *slog.Logger
 }
@@ -77,7 +77,7 @@ func New(hub *changefeed.Hub, verify compute.TokenVerifier, opt Options) *Server
 		opt.Idle = 10 * time.Second
 	}
 	if opt.Stall <= 0 {
-		opt.Stall = 30 * time.Second
+		opt.Stall = hub.Stall()
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)

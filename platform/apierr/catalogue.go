@@ -181,6 +181,7 @@ var (
 	SQLTenantConnectionsBusy = retryableCode("SQL_TENANT_CONNECTIONS_BUSY", 429, codes.ResourceExhausted)
 	SQLConnectionsBusy       = retryableCode("SQL_CONNECTIONS_BUSY", 503, codes.Unavailable)
 	SQLRoleRightsNotRevoked  = code("SQL_ROLE_RIGHTS_NOT_REVOKED", 503, codes.Unavailable)
+	SQLDatabaseUnavailable   = code("SQL_DATABASE_UNAVAILABLE", 503, codes.Unavailable)
 	// The compute dispatch codes: every error of these is retryable.
 	NoComputeMemberForTag      = retryableCode("NO_COMPUTE_MEMBER_FOR_TAG", 503, codes.Unavailable)
 	DispatchTimeout            = retryableCode("DISPATCH_TIMEOUT", 503, codes.Unavailable)

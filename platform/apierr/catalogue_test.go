@@ -100,6 +100,7 @@ func TestCatalogue(t *testing.T) {
 		{SQLTenantConnectionsBusy, "SQL_TENANT_CONNECTIONS_BUSY", 429, codes.ResourceExhausted, true},
 		{SQLConnectionsBusy, "SQL_CONNECTIONS_BUSY", 503, codes.Unavailable, true},
 		{SQLRoleRightsNotRevoked, "SQL_ROLE_RIGHTS_NOT_REVOKED", 503, codes.Unavailable, false},
+		{SQLDatabaseUnavailable, "SQL_DATABASE_UNAVAILABLE", 503, codes.Unavailable, false},
 		{NoComputeMemberForTag, "NO_COMPUTE_MEMBER_FOR_TAG", 503, codes.Unavailable, true},
 		{DispatchTimeout, "DISPATCH_TIMEOUT", 503, codes.Unavailable, true},
 		{ComputeMemberDisconnected, "COMPUTE_MEMBER_DISCONNECTED", 503, codes.Unavailable, true},

@@ -86,6 +86,9 @@ type Config struct {
 	ChangeFeedBacklogMaxEvents int
 	ChangeFeedSubscriptionTTL  time.Duration
 	ChangeFeedSweepInterval    time.Duration
+	ChangeFeedLiveBuffer       int
+	ChangeFeedStallTimeout     time.Duration
+	ChangeFeedLiveLease        time.Duration
 
 	// Cluster
 	ClusterEnabled         bool

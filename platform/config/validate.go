@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // normalize applies the documented clamps and derived defaults before
@@ -257,6 +258,15 @@ func (c *Config) validateChangeFeed() *Error {
 	}
 	if c.ChangeFeedSweepInterval <= 0 {
 		return errf("SVC_CHANGEFEED_SWEEP_INTERVAL", "must be above 0")
+	}
+	if c.ChangeFeedLiveBuffer < 16 || c.ChangeFeedLiveBuffer > 1_000_000 {
+		return errf("SVC_CHANGEFEED_LIVE_BUFFER", "must be 16 to 1000000, got %d", c.ChangeFeedLiveBuffer)
+	}
+	if c.ChangeFeedStallTimeout < time.Second || c.ChangeFeedStallTimeout > time.Hour {
+		return errf("SVC_CHANGEFEED_STALL_TIMEOUT", "must be 1s to 1h, got %s", c.ChangeFeedStallTimeout)
+	}
+	if c.ChangeFeedLiveLease < 4*time.Second || c.ChangeFeedLiveLease > 10*time.Minute {
+		return errf("SVC_CHANGEFEED_LIVE_LEASE", "must be 4s to 10m, got %s", c.ChangeFeedLiveLease)
 	}
 	return nil
 }

@@ -54,8 +54,18 @@ func Create(prefix string) (dbURL string, drop func() error, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		defer admin.Close(ctx)
+		dbs, roles := sqlSchemaObjects(ctx, u.String())
+		for _, d := range dbs {
+			if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d}.Sanitize()+" WITH (FORCE)"); err != nil {
+				return fmt.Errorf("dropping SQL schema database %s: %w", d, err)
+			}
+		}
 		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
 			return fmt.Errorf("dropping test database %s: %w", name, err)
+		}
+		for _, r := range roles {
+			// Best effort: a role left owning something elsewhere stays.
+			_, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize())
 		}
 		return nil
 	}
@@ -91,4 +101,35 @@ func New(t testing.TB, prefix string) string {
 		}
 	})
 	return dbURL
+}
+
+// sqlSchemaObjects lists what the SQL schemas saved in the test database
+// made outside it (storage/postgres sqlschema_tenantdb.go): a database
+// and login roles per schema, cluster-wide objects that would outlive the
+// test database. Errors (no such table yet) list nothing.
+func sqlSchemaObjects(ctx context.Context, dbURL string) (dbs, roles []string) {
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return nil, nil
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT coalesce(pg_database, ''), pg_role, coalesce(fetch_role, '') FROM sql_schemas`)
+	if err != nil {
+		return nil, nil
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d, r, f string
+		if rows.Scan(&d, &r, &f) != nil {
+			return dbs, roles
+		}
+		if d != "" {
+			dbs = append(dbs, d)
+		}
+		roles = append(roles, r)
+		if f != "" {
+			roles = append(roles, f)
+		}
+	}
+	return dbs, roles
 }

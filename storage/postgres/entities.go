@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -249,10 +250,15 @@ func (s *Entities) commit(ctx context.Context, c *pgxpool.Conn, tx *storage.Tx) 
 // singleCreate is tx as one statement when it creates one entity and
 // nothing else that needs a transaction of its own (no update, no task
 // removal, no unique key): the statement, its arguments and the commit
-// instant. Such creates go through group commit.
+// instant. Such creates go through group commit, with the create's change
+// event when a subscription watches the model (createEvent).
 func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
-	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete || len(tx.Changes) > 0 || tx.Idempotency != nil ||
+	if len(tx.Writes) != 1 || tx.Writes[0].ExpectVersion != 0 || tx.Writes[0].Delete || tx.Idempotency != nil ||
 		!upsertsOnly(tx.Tasks) || storage.TouchesClaims(tx) {
+		return "", nil, 0, false
+	}
+	event, body := createEvent(tx)
+	if len(tx.Changes) > 0 && !event {
 		return "", nil, 0, false
 	}
 	now = time.Now().UnixNano()
@@ -269,8 +275,62 @@ func singleCreate(tx *storage.Tx) (sql string, args []any, now int64, ok bool) {
 		}
 		args = append(args, taskArgs(tx)...)
 	}
+	if event {
+		sql = withChangeEvent[changeEventKey{sql, body}]
+	}
 	return sql, args, now, true
 }
+
+// createEvent reports whether tx's changes are exactly the CREATE event of
+// its one write (what the Recorder records for a create of a watched
+// model), which the single-create statement can write from its own
+// arguments, and whether the event carries the body.
+func createEvent(tx *storage.Tx) (event, body bool) {
+	if len(tx.Changes) != 1 {
+		return false, false
+	}
+	c, w := &tx.Changes[0], &tx.Writes[0]
+	if c.Kind != storage.KindCreate || c.EntityID != w.ID || c.Model != w.Model || c.FromState != "" || c.ToState != w.State ||
+		c.Transition != w.Transition || c.BodyBefore != nil {
+		return false, false
+	}
+	switch {
+	case c.BodyAfter == nil:
+		return true, false
+	case bytes.Equal(c.BodyAfter, w.Data):
+		return true, true
+	}
+	return false, false
+}
+
+type changeEventKey struct {
+	sql  string
+	body bool
+}
+
+// withChangeEvent is each single-create statement with the create's change
+// event written by a CTE from the statement's own arguments (tenant $1,
+// id $2, model $3/$4, state $5, transaction $6, transition $7, instant
+// $8, body $11): the event is in the create's statement, so in its
+// transaction, and the create keeps group commit.
+var withChangeEvent = func() map[changeEventKey]string {
+	m := map[changeEventKey]string{}
+	for _, sql := range []string{insertOne, insertOneAudited, insertOneArmed, insertOneAuditedArmed} {
+		for _, body := range []bool{false, true} {
+			after := "NULL::bytea"
+			if body {
+				after = "$11"
+			}
+			if !strings.HasPrefix(sql, "WITH ") {
+				panic("postgres: a single-create statement does not open with WITH")
+			}
+			m[changeEventKey{sql, body}] = `WITH ch AS (INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind,
+				from_state, to_state, transition, emitted_ns, body_before, body_after)
+				VALUES ($1, $3, $4, $2, $6, 'CREATE', '', $5, $7, $8, NULL, ` + after + `)), ` + strings.TrimPrefix(sql, "WITH ")
+		}
+	}
+	return m
+}()
 
 // insertOne creates one entity and its first revision in one statement.
 const insertOne = `WITH e AS (INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, transition, created_ns, updated_ns, doc)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/internal/await"
 	"svc/storage"
 )
 
@@ -203,4 +204,83 @@ func TestGroupCommitConcurrentCreates(t *testing.T) {
 		t.Errorf("%d batches for %d concurrent creates: none shared a transaction", batches, entries)
 	}
 	t.Logf("%d creates in %d batches", entries, batches)
+}
+
+// TestGroupCommitWritesCreateEvents: a single create of a watched model
+// (its one CREATE change, with or without the body) is one statement and
+// goes through group commit, its event written by that statement; in a
+// batch where one create fails (its id exists) that create has no event
+// and every other has its own, with the create's fields.
+func TestGroupCommitWritesCreateEvents(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	es, log := db.Entities(), db.Changes()
+	withEvent := func(tx *storage.Tx, body bool) *storage.Tx {
+		w := &tx.Writes[0]
+		c := storage.Change{EntityID: w.ID, Model: w.Model, Kind: storage.KindCreate, ToState: w.State, Transition: w.Transition}
+		if body {
+			c.BodyAfter = w.Data
+		}
+		tx.Changes = []storage.Change{c}
+		return tx
+	}
+	head, err := log.ChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := uuid.Must(uuid.NewRandom())
+	if _, err := es.Commit(ctx, withEvent(singleCreateTx(t, taken, `{"n":0}`), true)); err != nil {
+		t.Fatal(err)
+	}
+	var batch []*groupEntry
+	ids := make([][16]byte, 4)
+	for i := range ids {
+		ids[i] = uuid.Must(uuid.NewRandom())
+		if i == 2 {
+			ids[i] = taken
+		}
+		tx := withEvent(singleCreateTx(t, ids[i], fmt.Sprintf(`{"n":%d}`, i+1)), i%2 == 0)
+		sql, args, now, ok := singleCreate(tx)
+		if !ok {
+			t.Fatal("a create with its event is not a single create")
+		}
+		batch = append(batch, &groupEntry{tx: tx, now: now, sql: sql, args: args})
+	}
+	db.creates.write(ctx, batch)
+	for i, e := range batch {
+		if (i == 2) != (e.err != nil) {
+			t.Fatalf("create %d: %v", i, e.err)
+		}
+	}
+	m := storage.ModelKey{Name: "m", Version: 1}
+	var evs []storage.ChangeEvent
+	await.Until(t, await.Long, func() bool {
+		evs, err = log.ReadChanges(ctx, storage.ChangeQuery{Tenant: "gc", Model: &m, After: head, Limit: 100})
+		return err == nil && len(evs) >= 4
+	}, "4 events readable")
+	if len(evs) != 4 {
+		t.Fatalf("%d events, want 4 (the first create and three of the batch)", len(evs))
+	}
+	want := map[[16]byte]int{taken: 0, ids[0]: 1, ids[1]: 2, ids[3]: 4}
+	for _, ev := range evs {
+		n, ok := want[ev.EntityID]
+		if !ok {
+			t.Fatalf("event of %x, which no committed create wrote", ev.EntityID)
+		}
+		delete(want, ev.EntityID)
+		if ev.Kind != storage.KindCreate || ev.FromState != "" || ev.ToState != "CREATED" || ev.Transition != "t" || ev.BodyBefore != nil {
+			t.Fatalf("event %+v", ev)
+		}
+		if wantBody := n == 0 || (n-1)%2 == 0; wantBody != (ev.BodyAfter != nil) ||
+			(wantBody && string(ev.BodyAfter) != fmt.Sprintf(`{"n":%d}`, n)) {
+			t.Fatalf("create %d: body after %q", n, ev.BodyAfter)
+		}
+	}
+	// A change that is not the write's plain CREATE keeps its own
+	// transaction.
+	tx := withEvent(singleCreateTx(t, uuid.Must(uuid.NewRandom()), `{}`), false)
+	tx.Changes[0].ToState = "OTHER"
+	if _, _, _, ok := singleCreate(tx); ok {
+		t.Fatal("a change unlike the create went the single-statement way")
+	}
 }

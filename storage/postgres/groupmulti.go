@@ -29,7 +29,8 @@ const insertMany = `WITH u AS (
 	AS a(tenant, entity_id, tx_id, seq, at_ns, kind, event_type, state, usr, details, data)`
 
 // manyArgs are insertMany's arguments for batch; ok is false when an entry
-// cannot go this way (it arms tasks).
+// cannot go this way (it arms tasks or records a change event: those go
+// one statement each, in one transaction).
 func manyArgs(batch []*groupEntry) (args []any, ok bool) {
 	n := len(batch)
 	var (
@@ -48,7 +49,7 @@ func manyArgs(batch []*groupEntry) (args []any, ok bool) {
 	ids, txs = append(ids, '{'), append(txs, '{')
 	for i, e := range batch {
 		tx := e.tx
-		if tx == nil || len(tx.Tasks) > 0 {
+		if tx == nil || len(tx.Tasks) > 0 || len(tx.Changes) > 0 {
 			return nil, false
 		}
 		w := &tx.Writes[0]

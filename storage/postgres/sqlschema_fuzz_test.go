@@ -27,15 +27,17 @@ func FuzzViewSQL(f *testing.F) {
 				{Name: "index_0", Category: "INDEX", Key: "0"},
 				{Name: "d", Category: "DATA", Key: key, DataType: dataType},
 			}}
-		q, err := viewSQL("s", tenant, v)
-		if err != nil {
-			return
-		}
-		if strings.Count(q, "'")%2 != 0 {
-			t.Fatalf("unbalanced quotes in %s", q)
-		}
-		if !strings.Contains(q, literal(tenant)) || !strings.Contains(q, literal(model)) {
-			t.Fatalf("tenant and model must appear as literals: %s", q)
+		for _, revs := range []bool{false, true} {
+			q, err := remoteViewSQL("s", "t1_now", tenant, v, revs)
+			if err != nil {
+				return
+			}
+			if strings.Count(q, "'")%2 != 0 {
+				t.Fatalf("unbalanced quotes in %s", q)
+			}
+			if !strings.Contains(q, literal(tenant)) || !strings.Contains(q, literal(model)) {
+				t.Fatalf("tenant and model must appear as literals: %s", q)
+			}
 		}
 	})
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,9 +99,31 @@ func TestSQLHelpRoleSentences(t *testing.T) {
 				t.Fatalf("own view shows %q, want only %q", got, a.tenant)
 			}
 		},
-		"The role cannot read svc's tables (`entities`, `entity_revisions`, `sql_schemas`) or the views of any other schema.": func(t *testing.T) {
-			refused(t, "SELECT 1 FROM public.entities", "SELECT 1 FROM public.entity_revisions", "SELECT 1 FROM public.sql_schemas",
-				"SELECT 1 FROM "+pgx.Identifier{b.login.Schema, b.table}.Sanitize())
+		"The role logs in to its schema's own database only: svc's database and other schemas' databases refuse it, and its own holds none of svc's tables (`entities`, `entity_revisions`, `sql_schemas`) and no other schema's views.": func(t *testing.T) {
+			u, err := url.Parse(testDBURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svcDB := strings.TrimPrefix(u.Path, "/")
+			for _, d := range []string{svcDB, b.login.Database} {
+				u.Path = "/" + d
+				u.User = url.UserPassword(a.login.Role, a.login.Password)
+				if cc, err := pgx.Connect(ctx, u.String()); err == nil {
+					cc.Close(ctx)
+					t.Errorf("logged in to database %s", d)
+				} else if sqlState(err) != "42501" {
+					t.Errorf("login to database %s: %v, want permission denied (42501)", d, err)
+				}
+			}
+			if d := text(t, "SELECT current_database()"); d != a.login.Database || d == svcDB {
+				t.Fatalf("the role's session is in %s", d)
+			}
+			for _, q := range []string{"SELECT 1 FROM public.entities", "SELECT 1 FROM public.entity_revisions", "SELECT 1 FROM public.sql_schemas",
+				"SELECT 1 FROM " + pgx.Identifier{b.login.Schema, b.table}.Sanitize()} {
+				if _, err := c.Exec(ctx, q); sqlState(err) != "42P01" && sqlState(err) != "3F000" {
+					t.Errorf("%s: %v, want no such relation", q, err)
+				}
+			}
 		},
 		"The role cannot `SET ROLE` to any other role: it is a member of none.": func(t *testing.T) {
 			refused(t, "SET ROLE postgres", "SET ROLE "+pgx.Identifier{b.login.Role}.Sanitize())
@@ -198,10 +221,11 @@ func TestSQLHelpRoleSentences(t *testing.T) {
 			ended(t, idle)
 			ended(t, a.connect(t, "postgres"))
 		},
-		"Role and schema names are random (`svc_sqlr_` or `svc_sql_` and 20 hex digits) and carry nothing of the tenant, schema or model names.": func(t *testing.T) {
+		"Role, schema and database names are random (`svc_sqlr_`, `svc_sql_` or `svc_sqld_` and 20 hex digits) and carry nothing of the tenant, schema or model names.": func(t *testing.T) {
 			for _, st := range []*secTenant{a, b} {
 				if !regexp.MustCompile(`^svc_sqlr_[0-9a-f]{20}$`).MatchString(st.login.Role) ||
 					!regexp.MustCompile(`^svc_sql_[0-9a-f]{20}$`).MatchString(st.login.Schema) ||
+					!regexp.MustCompile(`^svc_sqld_[0-9a-f]{20}$`).MatchString(st.login.Database) ||
 					st.login.Role[len("svc_sqlr_"):] == hashName(st.tenant, st.id) {
 					t.Fatalf("names %q %q", st.login.Role, st.login.Schema)
 				}
@@ -223,19 +247,31 @@ func TestSQLHelpRoleSentences(t *testing.T) {
 				t.Errorf("information_schema.columns lists B's: %q", got)
 			}
 		},
-		"As every PostgreSQL role can, the role can list other roles and schemas by their random names (`pg_roles`, `pg_namespace`), and print the name of any relation or type from its number (`16384::regclass`), which PostgreSQL does not check: counting through numbers lists other schemas' view names, never their column names or tenant.": func(t *testing.T) {
-			var bView uint32
-			if err := db.pool.QueryRow(ctx, `SELECT $1::regclass::oid`, pgx.Identifier{b.login.Schema, b.table}.Sanitize()).Scan(&bView); err != nil {
-				t.Fatal(err)
+		"As every PostgreSQL role can, the role can list the server's roles and databases by their random names (`pg_roles`, `pg_database`), and print the name of any relation or type of its database from its number (`16384::regclass`), which PostgreSQL does not check; its database holds only its own schema's objects, so counting through numbers names nothing of another tenant's.": func(t *testing.T) {
+			// TestSQLTenantOidNamesPrivate counts through every oid of the
+			// server; here, the names listed and that the count finds A's.
+			var top int64
+			for _, q := range []interface {
+				QueryRow(context.Context, string, ...any) pgx.Row
+			}{db.pool, svcConnTo(t, a.login.Database), svcConnTo(t, b.login.Database)} {
+				var m int64
+				if err := q.QueryRow(ctx, `SELECT greatest((SELECT max(oid) FROM pg_class), (SELECT max(oid) FROM pg_type))::bigint`).Scan(&m); err != nil {
+					t.Fatal(err)
+				}
+				top = max(top, m)
 			}
-			got := text(t, `SELECT (SELECT string_agg(rolname, ' ') FROM pg_roles) || ' ' || (SELECT string_agg(nspname, ' ') FROM pg_namespace)
-				|| ' ' || `+fmt.Sprint(bView)+`::oid::regclass::text`)
-			for _, want := range []string{b.login.Role, b.login.Schema, b.table} {
+			got := text(t, `SELECT (SELECT string_agg(rolname, ' ') FROM pg_roles) || ' ' || (SELECT string_agg(datname, ' ') FROM pg_database)`)
+			// In statements of 20 000 oids, each well inside the 1 s limit.
+			for from := int64(16384); from <= top; from += 20000 {
+				got += " " + text(t, `SELECT coalesce(string_agg(x::oid::regclass::text || ' ' || x::oid::regtype::text, ' '), '') FROM generate_series(`+
+					strconv.FormatInt(from, 10)+`, `+strconv.FormatInt(from+19999, 10)+`) x`)
+			}
+			for _, want := range []string{b.login.Role, b.login.Database, a.table} {
 				if !strings.Contains(got, want) {
 					t.Errorf("catalogue does not list %q", want)
 				}
 			}
-			for _, secret := range []string{b.tenant, b.schemaName, b.column, b.field} {
+			for _, secret := range []string{b.tenant, b.schemaName, b.table, b.column, b.field, b.model} {
 				if strings.Contains(got, secret) {
 					t.Errorf("catalogue names tenant B's %q", secret)
 				}

@@ -151,9 +151,9 @@ func (p *rolePoolSet) takeIdleLocked(match func(*roleConn) bool) *roleConn {
 // if there is one, else a new one within the bounds, evicting idle
 // connections (the tenant's own first when it is at its bound) to make
 // room. It never waits for another query.
-func (p *rolePoolSet) acquire(ctx context.Context, url, tenant, role, password, schema string) (*roleConn, error) {
+func (p *rolePoolSet) acquire(ctx context.Context, url, tenant, role, password, schema, database string) (*roleConn, error) {
 	for {
-		c, err := p.lease(ctx, url, tenant, role, password, schema)
+		c, err := p.lease(ctx, url, tenant, role, password, schema, database)
 		if err != nil || c.idleSince.IsZero() || time.Since(c.idleSince) < time.Second {
 			return c, err
 		}
@@ -176,7 +176,7 @@ func (c *roleConn) discard() {
 }
 
 // lease is one attempt of acquire.
-func (p *rolePoolSet) lease(ctx context.Context, url, tenant, role, password, schema string) (*roleConn, error) {
+func (p *rolePoolSet) lease(ctx context.Context, url, tenant, role, password, schema, database string) (*roleConn, error) {
 	var evicted []*roleConn
 	defer func() {
 		for _, c := range evicted {
@@ -234,7 +234,7 @@ func (p *rolePoolSet) lease(ctx context.Context, url, tenant, role, password, sc
 	p.mu.Unlock()
 
 	c := &roleConn{set: p, tenant: tenant, role: role, password: password, gen: gen}
-	conn, err := dialRole(ctx, url, role, password, schema)
+	conn, err := dialRole(ctx, url, role, password, schema, database)
 	if err != nil {
 		p.mu.Lock()
 		p.dropLocked(c)
@@ -249,12 +249,15 @@ func (p *rolePoolSet) lease(ctx context.Context, url, tenant, role, password, sc
 // beyond the role's (SET ROLE from svc's own session would leave
 // set_config('role', …) open to the statement, since PostgreSQL checks it
 // against the session user).
-func dialRole(ctx context.Context, url, role, password, schema string) (*pgx.Conn, error) {
+func dialRole(ctx context.Context, url, role, password, schema, database string) (*pgx.Conn, error) {
 	cc, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, errors.New("postgres: SVC_POSTGRES_URL does not parse as a connection URL")
 	}
 	cc.User, cc.Password = role, password
+	if database != "" {
+		cc.Database = database // the schema's own (sqlschema_tenantdb.go)
+	}
 	cc.RuntimeParams["search_path"] = schema
 	cc.RuntimeParams["application_name"] = "svc-sql"
 	conn, err := pgx.ConnectConfig(ctx, cc)

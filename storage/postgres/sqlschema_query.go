@@ -37,7 +37,7 @@ func (s *SQLSchemas) login(ctx context.Context, tenant, id string, rotate bool) 
 	if !rotate {
 		// The common case: a password was issued; one read, no row lock.
 		var pw *string
-		err := c.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, current_database() FROM sql_schemas
+		err := c.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, coalesce(pg_database, current_database()) FROM sql_schemas
 			WHERE tenant = $1 AND id = $2::uuid`, tenant, id).Scan(&l.Schema, &l.Role, &pw, &l.Database)
 		if err != nil {
 			return l, notFoundOr(err, "read SQL schema role")
@@ -49,7 +49,7 @@ func (s *SQLSchemas) login(ctx context.Context, tenant, id string, rotate bool) 
 	}
 	err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		var pw *string
-		err := tx.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, current_database() FROM sql_schemas
+		err := tx.QueryRow(ctx, `SELECT pg_schema, pg_role, role_password, coalesce(pg_database, current_database()) FROM sql_schemas
 			WHERE tenant = $1 AND id = $2::uuid FOR UPDATE`, tenant, id).Scan(&l.Schema, &l.Role, &pw, &l.Database)
 		if err != nil {
 			return notFoundOr(err, "read SQL schema role")
@@ -92,7 +92,7 @@ func (s *SQLSchemas) OpenSQL(ctx context.Context, q storage.SQLQuery) (storage.S
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.db.rolePools().acquire(ctx, s.db.opt.URL, q.Tenant, l.Role, l.Password, l.Schema)
+	c, err := s.db.rolePools().acquire(ctx, s.db.opt.URL, q.Tenant, l.Role, l.Password, l.Schema, l.Database)
 	if err != nil {
 		return nil, err
 	}

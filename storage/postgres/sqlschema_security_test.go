@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"svc/migrations"
 	"svc/storage"
 )
 
@@ -264,11 +266,16 @@ func TestSQLTenantCatalogPrivate(t *testing.T) {
 			}
 		}
 	}
-	// Rule, constraint, index and trigger oids and B's view, read as svc,
-	// as a tenant counting through oids would find them.
+	// Rule, constraint, index and trigger oids and B's view, read as svc
+	// in B's database, as a tenant counting through oids would find them.
 	var ruleOids, conOids, indOids, trigOids string
 	var bView uint32
-	if err := db.pool.QueryRow(ctx, `SELECT (SELECT array_agg(oid)::text FROM pg_rewrite), (SELECT array_agg(oid)::text FROM pg_constraint),
+	bdb, err := s.dialDatabase(ctx, b.login.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close(ctx)
+	if err := bdb.QueryRow(ctx, `SELECT (SELECT array_agg(oid)::text FROM pg_rewrite), (SELECT array_agg(oid)::text FROM pg_constraint),
 		(SELECT array_agg(indexrelid)::text FROM pg_index), coalesce((SELECT array_agg(oid)::text FROM pg_trigger), '{}'),
 		$1::regclass::oid`, pgx.Identifier{b.login.Schema, b.table}.Sanitize()).Scan(&ruleOids, &conOids, &indOids, &trigOids, &bView); err != nil {
 		t.Fatal(err)
@@ -577,4 +584,55 @@ func TestSQLNonSuperuserMigrates(t *testing.T) {
 	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM sql_schemas").Scan(&n); err != nil || n != 0 {
 		t.Errorf("sql_schemas holds %d rows (%v), want none", n, err)
 	}
+
+	// An operator applies the migrations as a superuser: the rights are
+	// taken back, but svc's role still cannot create the schema's own
+	// database (no CREATEDB), then postgres_fdw in it (no superuser).
+	// Each save is refused with a *storage.SQLDatabaseError naming what
+	// is needed, nothing is left behind, and svc never falls back to
+	// views in its own database.
+	suDB, err := pgx.Connect(ctx, strings.Replace(testDBURL, "/"+strings.TrimPrefix(mustURL(t, testDBURL).Path, "/"), "/"+name, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer suDB.Close(ctx)
+	for _, f := range []string{"0034_sql_tenant_hardening.sql", "0035_sql_catalog_private.sql", "0038_sql_tenant_databases.sql"} {
+		b, err := fs.ReadFile(migrations.Postgres, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := suDB.Exec(ctx, string(b), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("%s as a superuser: %v", f, err)
+		}
+	}
+	for _, step := range []struct{ grant, need string }{
+		{"", "CREATEDB"},
+		{"ALTER ROLE " + name + " CREATEDB", "postgres_fdw"},
+	} {
+		if step.grant != "" {
+			if _, err := su.pool.Exec(ctx, step.grant); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = s.SaveSQLSchema(ctx, rec, []storage.SQLView{{Name: "t", Model: storage.ModelKey{Name: "m", Version: 1}, Path: "json",
+			Columns: []storage.SQLColumn{{Name: "entity", Category: "SPECIAL", Key: "JSON"}}}})
+		var de *storage.SQLDatabaseError
+		if !errors.As(err, &de) || !strings.Contains(de.Need, step.need) {
+			t.Fatalf("saving with the rights revoked: %v, want *storage.SQLDatabaseError needing %s", err, step.need)
+		}
+		var left int
+		if err := db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM sql_schemas) + (SELECT count(*) FROM pg_database WHERE datname LIKE 'svc\_sqld\_%' AND datdba = (SELECT oid FROM pg_roles WHERE rolname = $1))
+			+ (SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'svc\_sqlv\_%')`, name).Scan(&left); err != nil || left != 0 {
+			t.Errorf("after the refusal %d records, databases or view schemas are left (%v)", left, err)
+		}
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -11,12 +11,11 @@ import (
 )
 
 // A saved SQL schema becomes one PostgreSQL schema holding one
-// security_barrier view per visible table. Each view embeds the tenant and
-// model as literals and reads either the current documents (entities.doc)
-// or, when svc.point_time is set, each entity's last revision at that
-// instant, so one setting moves every view of a query to the same past
-// instant. Values are extracted by svc_sql.* functions (migration 0017)
-// that give NULL for a value of another shape.
+// security_barrier view per visible table. Each view reads either the
+// current documents (entities.doc) or, when svc.point_time is set, each
+// entity's last revision at that instant, so one setting moves every view
+// of a query to the same past instant. Values are extracted by svc_sql.*
+// functions (migration 0017) that give NULL for a value of another shape.
 
 func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
 
@@ -81,31 +80,75 @@ func navigate(expr, dotted string) string {
 	return b.String()
 }
 
-// sourceSQL selects the documents of one model of one tenant: the current
-// ones, or when svc.point_time is set each entity's last revision at or
-// before it (deleted ones left out). Both branches carry a one-time filter
-// on the setting, so a query runs only one of them.
-func sourceSQL(tenant string, key storage.ModelKey) string {
-	where := "e.tenant = " + literal(tenant) + " AND e.model_name = " + literal(key.Name) +
+// The views of a saved schema live in the schema's own database
+// (sqlschema_tenantdb.go) and reach svc's through postgres_fdw. In svc's
+// database each table becomes two views with opaque names in a schema
+// with a random name, columns c1…cN: "now" over the current documents and
+// "revs" over every revision with the interval it was the entity's last
+// one ([svc_from, svc_to) in Unix nanoseconds; svc_to NULL while it still
+// is). The tenant database's view picks one by svc.point_time, a setting
+// of the tenant's own session that postgres_fdw does not carry: the
+// instant goes to svc's database as a parameter of the remote query.
+
+// entityFilter selects one model of one tenant in entities e.
+func entityFilter(tenant string, key storage.ModelKey) string {
+	return "e.tenant = " + literal(tenant) + " AND e.model_name = " + literal(key.Name) +
 		" AND e.model_version = " + strconv.Itoa(key.Version)
-	return `SELECT e.id AS entity_id, COALESCE(svc_sql.point_time(), now()) AS point_time,
-       svc_sql.ns_ts(e.created_ns) AS creation_date, svc_sql.ns_ts(e.updated_ns) AS last_update_date,
-       e.state, e.doc
-  FROM entities e
- WHERE ` + where + ` AND NOT e.deleted AND svc_sql.point_time() IS NULL
-UNION ALL
-SELECT e.id, svc_sql.point_time(), svc_sql.ns_ts(r.created_ns), svc_sql.ns_ts(r.at_ns), r.state,
-       convert_from(r.data, 'UTF8')::jsonb
-  FROM entities e
- CROSS JOIN LATERAL (SELECT r.created_ns, r.at_ns, r.state, r.data, r.change_type
-                       FROM entity_revisions r
-                      WHERE r.id = e.id AND r.tenant = e.tenant AND r.at_ns <= svc_sql.point_ns()
-                      ORDER BY r.version DESC LIMIT 1) r
- WHERE ` + where + ` AND svc_sql.point_time() IS NOT NULL AND r.change_type <> 'DELETED'`
 }
 
-// viewSQL is the CREATE VIEW statement of one table.
-func viewSQL(schema, tenant string, v storage.SQLView) (string, error) {
+// nowSourceSQL selects the current documents of one model of one tenant.
+func nowSourceSQL(tenant string, key storage.ModelKey) string {
+	return `SELECT e.id AS entity_id, svc_sql.ns_ts(e.created_ns) AS creation_date, svc_sql.ns_ts(e.updated_ns) AS last_update_date,
+       e.state, e.doc
+  FROM entities e
+ WHERE ` + entityFilter(tenant, key) + ` AND NOT e.deleted`
+}
+
+// revsSourceSQL selects every revision of one model of one tenant that
+// holds a document, with the instant it was written (svc_from) and the
+// instant of the entity's next revision (svc_to, NULL for the last). The
+// revision read at instant p is the one with svc_from <= p < svc_to: the
+// highest version written at or before p, deleted ones left out.
+func revsSourceSQL(tenant string, key storage.ModelKey) string {
+	return `SELECT e.id AS entity_id, svc_sql.ns_ts(r.created_ns) AS creation_date, svc_sql.ns_ts(r.at_ns) AS last_update_date,
+       r.state, convert_from(r.data, 'UTF8')::jsonb AS doc, r.at_ns AS svc_from,
+       (SELECT min(n.at_ns) FROM entity_revisions n WHERE n.tenant = r.tenant AND n.id = r.id AND n.version > r.version) AS svc_to
+  FROM entities e
+  JOIN entity_revisions r ON r.tenant = e.tenant AND r.id = e.id
+ WHERE ` + entityFilter(tenant, key) + ` AND r.change_type <> 'DELETED'`
+}
+
+// remoteCol names a table's i-th column in svc's database.
+func remoteCol(i int) string { return "c" + strconv.Itoa(i+1) }
+
+// withColumns gives a table without columns its entity id, as before.
+func withColumns(v storage.SQLView) storage.SQLView {
+	if len(v.Columns) == 0 {
+		v.Columns = []storage.SQLColumn{{Name: "entity_id", Category: "SPECIAL", Key: "ENTITY_ID"}}
+	}
+	return v
+}
+
+// remoteViewSQL is the CREATE VIEW statement, in svc's database, of one
+// table's current rows (revs false) or all its revisions (revs true),
+// named schema.name, with columns c1…cN (a point_time column is NULL
+// there: the tenant database fills it in).
+func remoteViewSQL(schema, name, tenant string, v storage.SQLView, revs bool) (string, error) {
+	v = withColumns(v)
+	src, extra := nowSourceSQL(tenant, v.Model), []string(nil)
+	if revs {
+		src, extra = revsSourceSQL(tenant, v.Model), []string{"s.svc_from", "s.svc_to"}
+	}
+	body, err := viewSelect(v, src, extra)
+	if err != nil {
+		return "", err
+	}
+	return "CREATE VIEW " + ident(schema) + "." + ident(name) + " AS\n" + body, nil
+}
+
+// viewSelect is the SELECT of one table over source (one row per
+// document), its columns named c1…cN, then extra.
+func viewSelect(v storage.SQLView, source string, extra []string) (string, error) {
 	path := v.Path
 	detached := strings.HasSuffix(path, "^")
 	var levels []string // the dotted key unnested at each array level
@@ -122,20 +165,18 @@ func viewSQL(schema, tenant string, v storage.SQLView) (string, error) {
 		elem = "a" + strconv.Itoa(len(levels)) + ".v"
 	}
 	var cols []string
-	for _, c := range v.Columns {
+	for i, c := range v.Columns {
 		expr, err := columnSQL(c, elem, len(levels))
 		if err != nil {
 			return "", fmt.Errorf("table %s: %w", v.Name, err)
 		}
-		cols = append(cols, expr+" AS "+ident(c.Name))
+		cols = append(cols, expr+" AS "+remoteCol(i))
 	}
-	if len(cols) == 0 {
-		cols = append(cols, "s.entity_id")
-	}
+	cols = append(cols, extra...)
 	var b strings.Builder
-	b.WriteString("CREATE VIEW " + ident(schema) + "." + ident(v.Name) + " WITH (security_barrier) AS\nSELECT ")
+	b.WriteString("SELECT ")
 	b.WriteString(strings.Join(cols, ",\n       "))
-	b.WriteString("\n  FROM (" + sourceSQL(tenant, v.Model) + ") s")
+	b.WriteString("\n  FROM (" + source + ") s")
 	prev := "s.doc"
 	for i, seg := range levels {
 		a := "a" + strconv.Itoa(i+1)
@@ -152,6 +193,30 @@ func viewSQL(schema, tenant string, v storage.SQLView) (string, error) {
 	return b.String(), nil
 }
 
+// tenantViewSQL is the CREATE VIEW statement, in the schema's own
+// database, of one table over its two foreign tables (now and revs, in
+// schema svc_fdw): the current rows when svc.point_time is unset, else
+// the revisions valid at that instant. The instant is an uncorrelated
+// subquery, so it is computed once and sent to svc's database as a
+// parameter of the remote query, where it selects the revisions; a
+// branch whose one-time filter is false is never run.
+func tenantViewSQL(schema string, v storage.SQLView, now, revs string) string {
+	v = withColumns(v)
+	var nowCols, revCols []string
+	for i, c := range v.Columns {
+		n, r := "f."+remoteCol(i), "f."+remoteCol(i)
+		if c.Category == "SPECIAL" && c.Key == "POINT_TIME" {
+			n, r = "COALESCE(svc_sql.point_time(), now())", "svc_sql.point_time()"
+		}
+		nowCols = append(nowCols, n+" AS "+ident(c.Name))
+		revCols = append(revCols, r)
+	}
+	return "CREATE VIEW " + ident(schema) + "." + ident(v.Name) + " WITH (security_barrier) AS\nSELECT " +
+		strings.Join(nowCols, ", ") + "\n  FROM svc_fdw." + ident(now) + " f WHERE svc_sql.point_time() IS NULL\nUNION ALL\nSELECT " +
+		strings.Join(revCols, ", ") + "\n  FROM svc_fdw." + ident(revs) + " f WHERE svc_sql.point_time() IS NOT NULL" +
+		" AND f.svc_from <= (SELECT svc_sql.point_ns()) AND (f.svc_to IS NULL OR f.svc_to > (SELECT svc_sql.point_ns()))"
+}
+
 func columnSQL(c storage.SQLColumn, elem string, depth int) (string, error) {
 	switch c.Category {
 	case "SPECIAL":
@@ -159,7 +224,7 @@ func columnSQL(c storage.SQLColumn, elem string, depth int) (string, error) {
 		case "ENTITY_ID":
 			return "s.entity_id", nil
 		case "POINT_TIME":
-			return "s.point_time", nil
+			return "NULL::timestamptz", nil
 		case "JSON":
 			return "s.doc", nil
 		}

@@ -21,8 +21,10 @@ import (
 //     own timeout, when left alone, fires first);
 //   - ends a session whose statement ignored that cancel for another
 //     limit, one idle inside a transaction longer than limit + period,
-//     and one connected to any other database of the cluster (svc's
-//     revocations, migration 0034, hold only in its own database).
+//     and one connected to any database of the cluster but the schema's
+//     own (sqlschema_tenantdb.go; svc's database for a schema built
+//     before migration 0038): the revocations of migrations 0034 and
+//     0035 hold only there.
 //
 // Seeing other roles' session state and signalling them needs superuser,
 // or pg_read_all_stats and pg_signal_backend
@@ -89,13 +91,13 @@ func (w *sqlWatchdog) sweep() error {
 	defer c.Release()
 	grace := (w.limit + w.period).Milliseconds()
 	rows, err := c.Query(ctx, `SELECT a.pid,
-		       coalesce(a.datname IS DISTINCT FROM current_database()
+		       coalesce(a.datname IS DISTINCT FROM s.db
 		                OR a.state LIKE 'idle in transaction%'
 		                OR a.query_start < now() - ($1::bigint + $2::bigint) * interval '1 millisecond', false) AS terminate
 		  FROM pg_stat_activity a
-		  JOIN sql_schemas s ON s.pg_role = a.usename::text
+		  JOIN (SELECT pg_role, coalesce(pg_database, current_database()) AS db FROM sql_schemas) s ON s.pg_role = a.usename::text
 		 WHERE a.pid <> pg_backend_pid()
-		   AND (a.datname IS DISTINCT FROM current_database()
+		   AND (a.datname IS DISTINCT FROM s.db
 		        OR (a.state = 'active' AND a.query_start < now() - $1::bigint * interval '1 millisecond')
 		        OR (a.state LIKE 'idle in transaction%' AND a.state_change < now() - $1::bigint * interval '1 millisecond'))`,
 		grace, w.limit.Milliseconds())

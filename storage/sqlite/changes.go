@@ -79,7 +79,8 @@ func (s *Changes) ReadChanges(ctx context.Context, q storage.ChangeQuery) ([]sto
 	case q.Tenant != "":
 		rows, err = s.db.query(ctx, `SELECT `+changeCols+` FROM change_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?`, q.Tenant, q.After.Lo, q.Limit)
 	default:
-		rows, err = s.db.query(ctx, `SELECT `+changeCols+` FROM change_events WHERE seq > ? ORDER BY seq LIMIT ?`, q.After.Lo, q.Limit)
+		// tenant '' is the sequence's mark (PruneChanges), no event.
+		rows, err = s.db.query(ctx, `SELECT `+changeCols+` FROM change_events WHERE seq > ? AND tenant <> '' ORDER BY seq LIMIT ?`, q.After.Lo, q.Limit)
 	}
 	if err != nil {
 		return nil, err
@@ -108,12 +109,9 @@ func (s *Changes) ChangeHead(ctx context.Context) (storage.ChangeCursor, error) 
 	if err := s.db.queryRow(ctx, `SELECT MAX(seq) FROM change_events`).Scan(&n); err != nil {
 		return storage.ChangeCursor{}, fmt.Errorf("sqlite: reading the change head: %w", err)
 	}
-	if !n.Valid {
-		// An emptied table keeps its AUTOINCREMENT high-water mark.
-		if err := s.db.queryRow(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'change_events'), 0)`).Scan(&n); err != nil {
-			return storage.ChangeCursor{}, fmt.Errorf("sqlite: reading the change head: %w", err)
-		}
-	}
+	// The table is never emptied once it has had a row (PruneChanges
+	// leaves a mark row when it prunes the newest), so its largest seq is
+	// the high-water mark.
 	return storage.ChangeCursor{Lo: n.Int64}, nil
 }
 
@@ -144,11 +142,32 @@ func (s *Changes) ChangeLag(ctx context.Context, tenant string, model storage.Mo
 func (s *Changes) PruneChanges(ctx context.Context, before time.Time, keep int64) (int64, error) {
 	var n int64
 	err := s.db.w.write(ctx, func(w *wtx) error {
-		res, err := w.exec(`DELETE FROM change_events WHERE emitted_ns < ?`, before.UnixNano())
+		// By age, in seq order (in which emitted_ns does not decrease: the
+		// writer's clock) up to the first event kept. seq is the rowid, max
+		// + 1 on insert, so when the newest row goes a mark row takes its
+		// seq (tenant '', which no reader returns): the high-water mark a
+		// cursor must never see handed out again. The next prune drops the
+		// mark once newer rows exist.
+		var top sql.NullInt64
+		if err := w.queryRow(`SELECT MAX(seq) FROM change_events`).Scan(&top); err != nil {
+			return fmt.Errorf("sqlite: pruning change events: %w", err)
+		}
+		res, err := w.exec(`DELETE FROM change_events WHERE seq < COALESCE((SELECT seq FROM change_events WHERE emitted_ns >= ? ORDER BY seq LIMIT 1),
+			9223372036854775807)`, before.UnixNano())
 		if err != nil {
 			return fmt.Errorf("sqlite: pruning change events: %w", err)
 		}
 		n, _ = res.RowsAffected()
+		if top.Valid && n > 0 {
+			res, err := w.exec(`INSERT INTO change_events (seq, tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state,
+				transition, emitted_ns) SELECT ?1, '', '', 0, x'', x'', 'HEAD', '', '', '', 0 WHERE NOT EXISTS (SELECT 1 FROM change_events WHERE seq >= ?1)`, top.Int64)
+			if err != nil {
+				return fmt.Errorf("sqlite: keeping the change sequence's mark: %w", err)
+			}
+			if k, _ := res.RowsAffected(); k > 0 {
+				n -= k // the mark is no event; it replaced the newest one pruned
+			}
+		}
 		if keep <= 0 {
 			return nil
 		}

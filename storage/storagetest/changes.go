@@ -281,6 +281,33 @@ func Changes(t *testing.T, newStore func(t *testing.T) (storage.Entities, storag
 		}
 	})
 
+	t.Run("pruning every event by age never hands a cursor out again", func(t *testing.T) {
+		s, l := newStore(t)
+		tn := tenant(t)
+		for range 2 {
+			if _, err := s.Commit(ctx, changeTx(t, tn, false, storage.Write{ID: newID(t), Model: m, State: "S", Data: []byte(`{}`)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last, err := l.ChangeHead(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.PruneChanges(ctx, time.Now().Add(time.Hour), 0); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := l.ChangeHead(ctx); err != nil || h.Less(last) {
+			t.Fatalf("head %v after pruning everything, was %v: %v", h, last, err)
+		}
+		if _, err := s.Commit(ctx, changeTx(t, tn, false, storage.Write{ID: newID(t), Model: m, State: "S", Data: []byte(`{}`)})); err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, l, storage.ChangeQuery{Tenant: tn, Model: &m, After: last})
+		if len(got) != 1 || !last.Less(got[0].Cursor) {
+			t.Fatalf("after pruning everything, a new event reads %+v after the old head %v", got, last)
+		}
+	})
+
 	t.Run("pruning keeps the newest events of each tenant and model", func(t *testing.T) {
 		s, l := newStore(t)
 		t1, t2 := tenant(t), tenant(t)
