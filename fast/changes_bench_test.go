@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"svc/bench/orderdoc"
 	"svc/entity"
 	"svc/storage"
 )
@@ -38,9 +39,14 @@ const feedBenchSub = `{"filter":{"modelName":"order","modelVersion":1}}`
 // feedBenchEnv is a feed environment with the locked model order/1 of
 // tenant t1 and subs durable subscriptions on it.
 func feedBenchEnv(b *testing.B, engine string, record bool, subs int) *feedEnv {
+	return feedBenchEnvFor(b, engine, record, subs, `{"total": 1, "customer": "c"}`)
+}
+
+// feedBenchEnvFor is feedBenchEnv with the model locked on sample.
+func feedBenchEnvFor(b *testing.B, engine string, record bool, subs int, sample string) *feedEnv {
 	b.Helper()
 	e := newFeedEnvRecording(b, engine, record, true)
-	e.lockedModel("t1", "order", 1, `{"total": 1, "customer": "c"}`)
+	e.lockedModel("t1", "order", 1, sample)
 	for range subs {
 		if r := e.call("t1", "POST", "/subscriptions", []byte(feedBenchSub)); r.status != 201 {
 			b.Fatalf("subscribe: %d %s", r.status, r.body)
@@ -100,46 +106,61 @@ func BenchmarkChangeFeedCreate(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 			})
 		}
-		b.Run(engine+"/interleaved", func(b *testing.B) {
-			envs := make([]*feedEnv, len(variants))
-			hs := make([]fasthttp.RequestHandler, len(variants))
-			for i, v := range variants {
-				envs[i] = feedBenchEnv(b, engine, v.record, v.subs)
-				hs[i] = envs[i].srv.Handler()
-				envs[i].createOnce(b, hs[i], doc)
-			}
-			const round = 64
-			cpu := make([]time.Duration, len(variants))
-			ops := make([]int, len(variants))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for done := 0; done < b.N; {
-				for i := range variants {
-					n := min(round, b.N-done)
-					if n <= 0 {
-						break
-					}
-					c := cpuNow()
-					for range n {
-						envs[i].createOnce(b, hs[i], doc)
-					}
-					cpu[i] += cpuNow() - c
-					ops[i] += n
-					done += n
-				}
-			}
-			b.StopTimer()
-			per := make([]float64, len(variants))
-			for i := range variants {
-				per[i] = float64(cpu[i].Nanoseconds()) / 1e3 / float64(max(ops[i], 1))
-			}
-			b.ReportMetric(per[0], "off-cpu-µs/op")
-			b.ReportMetric(per[1], "x0-cpu-µs/op")
-			b.ReportMetric(per[2], "x10-cpu-µs/op")
-			b.ReportMetric(per[1]/per[0], "x0/off")
-			b.ReportMetric(per[2]/per[1], "x10/x0")
+		b.Run(engine+"/interleaved", func(b *testing.B) { interleavedFeedCreate(b, engine, doc, doc) })
+		// The same with the ~1 KB order document svc's load scenarios use
+		// (bench/orderdoc): the event's fixed cost against a create of the
+		// size users send.
+		b.Run(engine+"/interleaved-order", func(b *testing.B) {
+			order := orderdoc.Append(nil, 1)
+			interleavedFeedCreate(b, engine, order, order)
 		})
 	}
+}
+
+// interleavedFeedCreate runs the three variants of BenchmarkChangeFeedCreate
+// side by side in rounds of 64 creates of doc each.
+func interleavedFeedCreate(b *testing.B, engine string, sample, doc []byte) {
+	variants := []struct {
+		record bool
+		subs   int
+	}{{false, 0}, {true, 0}, {true, 10}} // feed off, no subscription, 10
+	envs := make([]*feedEnv, len(variants))
+	hs := make([]fasthttp.RequestHandler, len(variants))
+	for i, v := range variants {
+		envs[i] = feedBenchEnvFor(b, engine, v.record, v.subs, string(sample))
+		hs[i] = envs[i].srv.Handler()
+		envs[i].createOnce(b, hs[i], doc)
+	}
+	const round = 64
+	cpu := make([]time.Duration, len(variants))
+	ops := make([]int, len(variants))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		for i := range variants {
+			n := min(round, b.N-done)
+			if n <= 0 {
+				break
+			}
+			c := cpuNow()
+			for range n {
+				envs[i].createOnce(b, hs[i], doc)
+			}
+			cpu[i] += cpuNow() - c
+			ops[i] += n
+			done += n
+		}
+	}
+	b.StopTimer()
+	per := make([]float64, len(variants))
+	for i := range variants {
+		per[i] = float64(cpu[i].Nanoseconds()) / 1e3 / float64(max(ops[i], 1))
+	}
+	b.ReportMetric(per[0], "off-cpu-µs/op")
+	b.ReportMetric(per[1], "x0-cpu-µs/op")
+	b.ReportMetric(per[2], "x10-cpu-µs/op")
+	b.ReportMetric(per[1]/per[0], "x0/off")
+	b.ReportMetric(per[2]/per[1], "x10/x0")
 }
 
 // sseLatency reads one text/event-stream over loopback and records, for

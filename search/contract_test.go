@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"svc/infer"
@@ -186,8 +187,16 @@ func TestEnginesAgree(t *testing.T) {
 	e := newEngines(t, 1500)
 	r := mrand.New(mrand.NewPCG(7, 7))
 	ctx := context.Background()
-	nonEmpty := 0
-	for i := 0; i < 400; i++ {
+	// The 400 cases are drawn up front, in the order one generator gives
+	// them, and checked in parallel shards (the engines serve concurrent
+	// reads): the comparisons are CPU-bound and one goroutine left the
+	// second core idle.
+	type agreeCase struct {
+		cond  string
+		sorts []string
+	}
+	cases := make([]agreeCase, 400)
+	for i := range cases {
 		cond := genCond(r, 0)
 		var sorts []string
 		for k := r.IntN(3); k > 0; k-- {
@@ -196,37 +205,51 @@ func TestEnginesAgree(t *testing.T) {
 				sorts = append(sorts, s)
 			}
 		}
-		req := &DirectRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(cond), Sort: sorts, Limit: []byte("10000")}
-		m, merr := e.mem.Direct(ctx, req)
-		p, perr := e.pg.Direct(ctx, req)
-		if (merr == nil) != (perr == nil) {
-			t.Fatalf("condition %s sort %v: memory err %v, postgres err %v", cond, sorts, merr, perr)
-		}
-		if merr != nil {
-			me, _ := apierr.As(merr)
-			pe, _ := apierr.As(perr)
-			if me == nil || pe == nil || me.Code != pe.Code {
-				t.Fatalf("condition %s: memory err %v, postgres err %v", cond, merr, perr)
-			}
-			continue
-		}
-		if a, b := idsOf(m), idsOf(p); a != b {
-			t.Fatalf("condition %s sort %v: memory %d rows, postgres %d rows differ", cond, sorts, len(m), len(p))
-		}
-		if rw, err := e.raw.Direct(ctx, req); err != nil || idsOf(rw) != idsOf(m) {
-			t.Fatalf("condition %s sort %v: memory without prepared documents differs (%v)", cond, sorts, err)
-		}
-		if sq, err := e.sq.Direct(ctx, req); err != nil || idsOf(sq) != idsOf(m) {
-			t.Fatalf("condition %s sort %v: sqlite differs from memory (%d rows, %v)", cond, sorts, len(sq), err)
-		}
-		if len(m) > 0 && len(m) < e.n {
-			nonEmpty++
-		}
+		cases[i] = agreeCase{cond, sorts}
 	}
+	var nonEmpty atomic.Int64
 	// The generator must exercise selective conditions, not only
-	// match-all and match-none.
-	if nonEmpty < 100 {
-		t.Fatalf("only %d of 400 conditions selected a proper subset", nonEmpty)
+	// match-all and match-none: checked once every shard is done (a
+	// cleanup, so this test gives its parallel slot to the shards).
+	t.Cleanup(func() {
+		if n := nonEmpty.Load(); !t.Failed() && n < 100 {
+			t.Errorf("only %d of 400 conditions selected a proper subset", n)
+		}
+	})
+	const shards = 4
+	for sh := 0; sh < shards; sh++ {
+		t.Run(fmt.Sprint("shard", sh), func(t *testing.T) {
+			t.Parallel()
+			for i := sh; i < len(cases); i += shards {
+				cond, sorts := cases[i].cond, cases[i].sorts
+				req := &DirectRequest{Tenant: e.tenant, Model: e.model, Condition: []byte(cond), Sort: sorts, Limit: []byte("10000")}
+				m, merr := e.mem.Direct(ctx, req)
+				p, perr := e.pg.Direct(ctx, req)
+				if (merr == nil) != (perr == nil) {
+					t.Fatalf("condition %s sort %v: memory err %v, postgres err %v", cond, sorts, merr, perr)
+				}
+				if merr != nil {
+					me, _ := apierr.As(merr)
+					pe, _ := apierr.As(perr)
+					if me == nil || pe == nil || me.Code != pe.Code {
+						t.Fatalf("condition %s: memory err %v, postgres err %v", cond, merr, perr)
+					}
+					continue
+				}
+				if a, b := idsOf(m), idsOf(p); a != b {
+					t.Fatalf("condition %s sort %v: memory %d rows, postgres %d rows differ", cond, sorts, len(m), len(p))
+				}
+				if rw, err := e.raw.Direct(ctx, req); err != nil || idsOf(rw) != idsOf(m) {
+					t.Fatalf("condition %s sort %v: memory without prepared documents differs (%v)", cond, sorts, err)
+				}
+				if sq, err := e.sq.Direct(ctx, req); err != nil || idsOf(sq) != idsOf(m) {
+					t.Fatalf("condition %s sort %v: sqlite differs from memory (%d rows, %v)", cond, sorts, len(sq), err)
+				}
+				if len(m) > 0 && len(m) < e.n {
+					nonEmpty.Add(1)
+				}
+			}
+		})
 	}
 }
 

@@ -65,9 +65,11 @@ func newCommittedGate(t *testing.T, target string, open int64) (*committedGate, 
 // creating its documents again: every document exists exactly once.
 // Without the key the resumed import duplicated the withheld batches.
 func TestImportSIGKILLAfterWriteNeverDuplicates(t *testing.T) {
+	t.Parallel()
 	const docs = 30000
 	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own svc and files
 			base := bulkSvc(t, engine)
 			dir := t.TempDir()
 			f, err := os.Create(filepath.Join(dir, "orders.ndjson"))

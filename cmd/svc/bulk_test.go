@@ -178,8 +178,10 @@ func startImportUntil(t *testing.T, reached <-chan struct{}, what string, args .
 }
 
 func TestImportInterruptResumeExport(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own svc and files
 			base := bulkSvc(t, engine)
 			dir := t.TempDir()
 			// 200k documents in two files, one of them gzipped.
@@ -240,6 +242,7 @@ func TestImportInterruptResumeExport(t *testing.T) {
 // with a message naming the file, the source and the range. Before, the
 // out-of-order one re-sent the 300 committed documents 0-299.
 func TestImportRefusesDisorderedCheckpoint(t *testing.T) {
+	t.Parallel()
 	base := bulkSvc(t, "memory")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "a.ndjson")
@@ -290,6 +293,7 @@ func TestImportRefusesDisorderedCheckpoint(t *testing.T) {
 }
 
 func TestImportBadLineAndArrays(t *testing.T) {
+	t.Parallel()
 	base := bulkSvc(t, "memory")
 	dir := t.TempDir()
 	var b bytes.Buffer
@@ -328,6 +332,7 @@ func TestImportBadLineAndArrays(t *testing.T) {
 }
 
 func TestExportAllRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	src := bulkSvc(t, "memory")
 	dst := bulkSvc(t, "postgres")
 	dir := t.TempDir()
@@ -375,6 +380,7 @@ func TestExportAllRestoreRoundTrip(t *testing.T) {
 // TestImportProgressOnATerminal runs the import under a pseudo-terminal
 // (script(1)) and expects the redrawn bar instead of plain lines.
 func TestImportProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Fatal("script(1) from util-linux is needed for the terminal test")
@@ -402,6 +408,7 @@ func TestImportProgressOnATerminal(t *testing.T) {
 // export get their token from a machine client's id and secret, and
 // without credentials they are refused.
 func TestImportWithClientCredentials(t *testing.T) {
+	t.Parallel()
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyFile := filepath.Join(t.TempDir(), "key.pem")

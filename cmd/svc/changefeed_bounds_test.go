@@ -101,6 +101,7 @@ func (n *feedNode) sub(id string) (feedSub, bool) {
 // a subscription with no consumer is deleted while one with its own ttl
 // of an hour stays, and its events are pruned (detached BACKLOG_AGE).
 func TestChangeFeedBoundsSettings(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -77,6 +77,7 @@ for (const [name, es] of Object.entries(streams)) {
 // subscription, each with its cursor as the SSE id (EventSource's
 // lastEventId, what it sends back as Last-Event-ID on reconnect).
 func TestChangeFeedInBrowserEventSource(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("SVC_SKIP_BROWSER_TEST") == "1" {
 		t.Skip("SVC_SKIP_BROWSER_TEST=1")
 	}

@@ -102,6 +102,9 @@ func (r *sseReader) has(ids map[string]bool) (missing int) {
 // with Last-Event-ID and, deduplicating by eventId, has an event for
 // every create A acknowledged.
 func TestClusterChangeFeed(t *testing.T) {
+	// Not parallel: beside the package's other cluster tests the resume
+	// on A once missed acknowledged creates (1 of 3 runs, -race -count=3);
+	// why is not yet known, so it keeps running alone.
 	if testing.Short() {
 		t.Skip("runs a cluster of real binaries")
 	}
@@ -228,6 +231,7 @@ func TestClusterChangeFeed(t *testing.T) {
 // its live streams' models on the cluster bus), so the stream receives
 // an event for every create committed on A.
 func TestClusterLiveChangesWithoutSubscription(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of real binaries")
 	}

@@ -25,6 +25,7 @@ import (
 // has its CREATE event, and an update refused with 412 (rolled back)
 // has none.
 func TestChangeFeedSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

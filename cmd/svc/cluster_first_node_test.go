@@ -14,6 +14,7 @@ import (
 // it never got ready within waitReady's minute); the others join it as
 // they start.
 func TestClusterFirstNodeStartsAlone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

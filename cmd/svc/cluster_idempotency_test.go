@@ -16,6 +16,7 @@ import (
 // writes nothing; the same key with another body on B is 422; an update
 // keyed on B replays on A.
 func TestClusterIdempotencyKeyAcrossNodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

@@ -18,6 +18,7 @@ import (
 // reconnects to a live node, and an entity created through n3 runs its
 // processor again.
 func TestClusterMemberReconnectsAfterNodeKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

@@ -12,6 +12,7 @@ import (
 // changes every node's level (over the cluster bus), the same for the trace
 // sampler, while a change without scope stays on the node asked.
 func TestClusterScopeSwitchesEveryNode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

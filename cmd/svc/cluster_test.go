@@ -203,6 +203,7 @@ func entityState(t *testing.T, n *clusterNode, id string) string {
 // lease of an hour, a model locked through node A takes entity writes on
 // node B at once, and the model's other changes (change level) likewise.
 func TestClusterLockOnOneNodeSeenByTheNextWriteOnAnother(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}
@@ -234,6 +235,7 @@ func TestClusterLockOnOneNodeSeenByTheNextWriteOnAnother(t *testing.T) {
 // not the cluster's cannot decrypt its gossip, never joins, and exits 1
 // with one line saying so within SVC_STARTUP_TIMEOUT.
 func TestClusterWrongHMACSecretCannotJoin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}
@@ -264,6 +266,7 @@ func TestClusterWrongHMACSecretCannotJoin(t *testing.T) {
 // on: each scheduled task fires exactly once (one FIRE audit event), and
 // the fires are spread over the nodes, not all on the coordinator.
 func TestClusterSchedulersFireEachTaskOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}
@@ -319,6 +322,7 @@ func TestClusterSchedulersFireEachTaskOnce(t *testing.T) {
 // acknowledged, n1's jobs finish on another node and are readable there,
 // and a task armed after the kill still fires (a new coordinator).
 func TestClusterSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}
@@ -465,6 +469,7 @@ func TestClusterSurvivesSIGKILL(t *testing.T) {
 // them (c had cached its verification), and a token revoked on a is
 // refused on c: all through the cluster bus, not the reconcile loop.
 func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}
@@ -565,6 +570,7 @@ func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
 // the test database: both become ready and see each other, and SIGTERM to
 // the script stops them.
 func TestClusterScriptStartsNodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

@@ -24,6 +24,7 @@ import (
 // SVC_GRPC_PORT: the member is greeted with an id. On SIGTERM the process
 // drains, ends the member's stream and exits 0.
 func TestServeComputeMemberJoins(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve")
@@ -69,6 +70,7 @@ func TestServeComputeMemberJoins(t *testing.T) {
 // TestServeRefusesABusyGRPCPort: a taken SVC_GRPC_PORT is a startup error
 // naming the variable, exit code 1.
 func TestServeRefusesABusyGRPCPort(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	busy, err := net.Listen("tcp", ":0")
 	if err != nil {
@@ -97,6 +99,7 @@ func TestServeRefusesABusyGRPCPort(t *testing.T) {
 // NO_COMPUTE_MEMBER_FOR_TAG, with svc's member client joined over gRPC the
 // processor's data is stored and the entity reaches the next state.
 func TestServeWorkflowProcessorOverGRPC(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),

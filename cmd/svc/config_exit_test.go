@@ -17,6 +17,7 @@ import (
 // naming the variable (docs/decisions/0002-configuration.md), with no stack trace and nothing
 // on stdout.
 func TestConfigErrorsExit1(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -56,6 +57,7 @@ func TestConfigErrorsExit1(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case runs its own process in its own directories
 			home, work := t.TempDir(), t.TempDir()
 			for name, content := range tc.files {
 				p := filepath.Join(work, name)

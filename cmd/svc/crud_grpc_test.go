@@ -24,6 +24,7 @@ import (
 // over entityModelManage, an entity created over entityManage is the one
 // the HTTP API then returns.
 func TestServeCrudRPCs(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),

@@ -33,6 +33,7 @@ const dispatchWorkflow = `{"importMode":"REPLACE","workflows":[{"version":"1.3",
 // joins b's transaction, committing with it. A call to the internal route
 // that is not sealed with the cluster key is refused with 403.
 func TestClusterProcessesDispatchAndJoin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a cluster of svc processes")
 	}

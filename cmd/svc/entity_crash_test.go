@@ -38,6 +38,7 @@ func startCrashSvc(t *testing.T, bin, dbURL string, httpPort, adminPort int) *ex
 // in flight, restarts it and checks that every acknowledged entity is
 // readable and that every visible transaction is a whole chunk.
 func TestCrashDuringCollectionIngestLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -200,6 +201,7 @@ func crashCollection(t *testing.T, start func() *exec.Cmd, httpPort int) {
 // creates share transactions on PostgreSQL (group commit); SIGKILL while
 // they are in flight, restart, and every acknowledged create is there.
 func TestCrashDuringSingleCreatesLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -33,6 +33,7 @@ func fedTempDatabase(t *testing.T) string {
 // on PostgreSQL: a trusted key and an OIDC provider registered before a
 // restart are there after it, and the key still authenticates.
 func TestFederationSurvivesRestartOnPostgres(t *testing.T) {
+	t.Parallel()
 	dbURL := fedTempDatabase(t)
 	bin := svcBinary(t)
 	signing, _ := rsa.GenerateKey(rand.Reader, 2048)

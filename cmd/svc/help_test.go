@@ -80,6 +80,7 @@ func TestHelpUnknownTopicExits1(t *testing.T) {
 // TestHelpExitStatusOfBinary runs the built binary, so the status is the
 // process's, through main and the command dispatch.
 func TestHelpExitStatusOfBinary(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	cmd := exec.Command(bin, "help", "no-such-topic")
 	cmd.Env = cleanEnv(t)

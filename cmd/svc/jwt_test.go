@@ -110,6 +110,7 @@ func tokenFor(t *testing.T, base, id, secret string) string {
 // the API are still there after the process restarts on the same database,
 // and a token signed before the restart still verifies after it.
 func TestJWTModeSurvivesRestartOnPostgres(t *testing.T) {
+	t.Parallel()
 	dbURL := scratchDatabase(t)
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
@@ -158,6 +159,7 @@ func base64Decode(s string) ([]byte, error) {
 // A signing key that does not parse refuses startup with one line naming
 // the variable and never quoting the value.
 func TestBadSigningKeyRefusesStart(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(svcBinary(t), "serve")
 	cmd.Dir = t.TempDir()
 	secret := "c2VjcmV0LXZhbHVlLXRoYXQtaXMtbm90LWEta2V5"

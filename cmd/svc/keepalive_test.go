@@ -28,6 +28,7 @@ import (
 // and a processor routed to its tag answers 503 NO_COMPUTE_MEMBER_FOR_TAG;
 // a member that acks stays connected and keeps serving.
 func TestServeKeepAliveVariables(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),

@@ -24,6 +24,7 @@ const freshMetricsBound = 20 << 10
 // and runs it through promlint, the linter of `promtool check metrics`:
 // no problem at all. The fresh scrape stays under freshMetricsBound.
 func TestMetricsPassPromlint(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.New(t, "metrics")
 	httpPort, adminPort := freePort(t), freePort(t)
 	startServe(t, svcBinary(t), adminPort, "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL="+dbURL,

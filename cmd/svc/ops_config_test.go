@@ -19,6 +19,7 @@ import (
 // URL is set on the memory backend; the banner says where the listeners
 // bind (loopback in mock mode).
 func TestCommandsShareServeConfiguration(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	dir := t.TempDir()
 	adminPort := freePort(t)
@@ -62,6 +63,7 @@ func TestCommandsShareServeConfiguration(t *testing.T) {
 // import and export warn about a misspelt SVC_ variable as serve, health
 // and migrate do, though they do not load the service configuration.
 func TestEveryCommandWarnsOfUnknownVariables(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("SVC_LOG_LEVLE=debug\n"), 0o600); err != nil {

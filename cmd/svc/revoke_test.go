@@ -34,6 +34,7 @@ func postForm(t *testing.T, u, id, secret string, form url.Values) int {
 // B's reconcile tick reads iam_revoked_token (B had the token in its
 // verification cache), and by A again after A restarts.
 func TestRevocationAcrossNodesAndRestartOnPostgres(t *testing.T) {
+	t.Parallel()
 	dbURL := scratchDatabase(t)
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKCS8PrivateKey(key)

@@ -27,6 +27,7 @@ func startScheduledSvc(t *testing.T, bin, dbURL string, httpPort, adminPort int,
 // is off, so nothing can fire it), starts a new process on the same
 // database and sees that one fire the task.
 func TestScheduledTaskSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

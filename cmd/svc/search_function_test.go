@@ -21,6 +21,7 @@ import (
 // SVC_GRPC_PORT (mock IAM mode: the member is the mock principal's
 // tenant), and a grouped statistics query with the same condition.
 func TestServeSearchFunctionCondition(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort, grpcPort := freePort(t), freePort(t), freePort(t)
 	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort),

@@ -12,6 +12,7 @@ import (
 
 // TestServeWiresModelAPI: the real binary serves the model API (not 501).
 func TestServeWiresModelAPI(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	httpPort, adminPort := freePort(t), freePort(t)
 	srv := startModelTestSvc(bin, t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)), "SVC_SUPPRESS_BANNER=true")

@@ -75,6 +75,7 @@ func validity(t *testing.T, what string, m map[string]any) time.Duration {
 // the bootstrap and an issued keypair, SVC_IAM_TRUSTED_KEY_MAX_VALIDITY_DAYS
 // that of a trusted key registered without validTo.
 func TestAuthSettingsShapeTokensAndKeys(t *testing.T) {
+	t.Parallel()
 	const issuer, expiry = "https://issuer.example/svc", 777
 	p := startJWTProc(t, jwtEnv(t, "default-tenant", "SVC_JWT_ISSUER="+issuer, fmt.Sprintf("SVC_JWT_EXPIRY_SECONDS=%d", expiry),
 		"SVC_BOOTSTRAP_USER_ID=ops-7", "SVC_BOOTSTRAP_ROLES=ROLE_ADMIN,ROLE_AUDITOR",
@@ -145,6 +146,7 @@ func TestAuthSettingsShapeTokensAndKeys(t *testing.T) {
 // machine token: 500 server_error (docs/decisions/0006-tokens-keypairs-clients.md), where the default
 // (client) issues one.
 func TestBootstrapAudienceHumanSignsNoMachineTokens(t *testing.T) {
+	t.Parallel()
 	p := startJWTProc(t, jwtEnv(t, "default-tenant", "SVC_JWT_BOOTSTRAP_AUDIENCE=human"))
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("boot:boot-secret"))
 	if st, body := call(t, "POST", p.base+"/oauth/token", basic, "grant_type=client_credentials"); st != 500 || body["error"] != "server_error" {
@@ -165,6 +167,7 @@ func TestBootstrapAudienceHumanSignsNoMachineTokens(t *testing.T) {
 // timeout has no way to run out here (registration fetches one at a time);
 // netguard.TestFetchTimeoutsNameTheirStage shows it.
 func TestOIDCNetworkSettings(t *testing.T) {
+	t.Parallel()
 	const tenant = "0f8fad5b-d9cb-469f-a165-70867728950e"
 	silent := netguardtest.NewSilent(t)
 	stalled := "http://" + netguardtest.StalledConnect(t)

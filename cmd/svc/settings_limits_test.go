@@ -19,6 +19,7 @@ import (
 // three groups exceeds the cardinality cap, where two groups answer. The
 // same requests pass under the defaults (16 keys, 10000 groups).
 func TestSearchAndStatsLimits(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	start := func(env ...string) string {
 		httpPort, adminPort := freePort(t), freePort(t)
@@ -74,6 +75,7 @@ func TestSearchAndStatsLimits(t *testing.T) {
 // says where the listeners bind, and `svc health` with the same settings
 // finds the admin listener.
 func TestBindAddresses(t *testing.T) {
+	t.Parallel()
 	if ln, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
 		t.Skip("no 127.0.0.2 on this host")
 	} else {
@@ -120,6 +122,7 @@ func TestBindAddresses(t *testing.T) {
 // TestSuppressBanner: the banner is on stderr by default and absent with
 // SVC_SUPPRESS_BANNER=true, for a whole run from start to shutdown.
 func TestSuppressBanner(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	run := func(env ...string) string {
 		adminPort := freePort(t)

@@ -14,6 +14,7 @@ import (
 // shutdown); without it, nothing is exported although the OTLP variables
 // are set.
 func TestServeExportsOTLPWhenEnabled(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	run := func(col *otlptest.Collector, env ...string) {
 		t.Helper()

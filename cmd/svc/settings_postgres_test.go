@@ -44,6 +44,7 @@ func scrape(t *testing.T, adminPort int, name string) float64 {
 // startup opened are closed as idle, counted in db_pool_idle_closed_total.
 // Nothing but the scrapes talks to svc after startup.
 func TestPostgresPoolSettings(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	dbURL := pgtest.New(t, "cmd_pool")
 	run := func(env ...string) int {
@@ -78,6 +79,7 @@ func TestPostgresPoolSettings(t *testing.T) {
 // configuration serves. (The default, true, migrates at start: every other
 // PostgreSQL test starts on an empty database.)
 func TestAutoMigrateOffRefusesStaleSchema(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	dbURL := pgtest.New(t, "cmd_automig")
 	httpPort, adminPort := freePort(t), freePort(t)

@@ -23,6 +23,7 @@ import (
 // sleep is pg_sleep, which PostgreSQL lets every role run; no view over a
 // slow function is needed.
 func TestSQLQueryTimeout(t *testing.T) {
+	t.Parallel()
 	bin := svcBinary(t)
 	start := func(dbURL string, env ...string) string {
 		httpPort, adminPort := freePort(t), freePort(t)

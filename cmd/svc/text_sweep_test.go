@@ -215,6 +215,7 @@ func pathParamNames(path string) []string {
 // backstop's UNSTORABLE_TEXT (a check the request guard missed), and both
 // engines answer alike.
 func TestOddTextSweep(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the binary twice")
 	}
@@ -289,6 +290,7 @@ func TestOddTextSweep(t *testing.T) {
 // a 400 naming the key (I-JSON, RFC 7493), and text PostgreSQL cannot hold
 // is a 400 naming where it is; nothing is stored.
 func TestDocumentEntryPointsRefuseDuplicatesAndOddText(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the binary twice")
 	}
