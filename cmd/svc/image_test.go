@@ -37,6 +37,9 @@ import (
 // them) and skips, saying why, without them or where the machine cannot run
 // containers at all.
 func TestContainerImage(t *testing.T) {
+	// Parallel: its image store, containers and ports are its own (see
+	// the private store below), and it waits on buildah and podman.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: the image test builds a binary and runs a container")
 	}
