@@ -79,7 +79,8 @@ lint:
 	$(GO) test -count=1 ./docs/
 
 # Files generated from svc's own code (docs/CONTRIBUTING.md): docs/operations.md
-# from the route table, the README's configuration tables and the variable
+# from the route table, fast/testdata/openapi.golden.json (the OpenAPI
+# document as served), the README's configuration tables and the variable
 # lists of help/topics/config/*.md from platform/config. Run after changing a
 # route, an operation's docs or a setting; `make lint` and `make test` fail
 # while they are stale.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"svc/internal/await"
+	"svc/internal/freeport"
 )
 
 const testSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -18,34 +17,12 @@ const testSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 // freeAddr picks an address for a gossip node. JoinGossip must be given its
 // port: memberlist binds TCP and UDP on that one port and advertises it, so
 // binding :0 and reading the address back does not apply. The pick is a
-// probe (listen on :0, read, close): handedOut keeps two nodes of this binary
-// apart, and startNode retries with a fresh address when another process
-// took the port in between ("address already in use").
+// probe (internal/freeport), so startNode retries with a fresh address when
+// another process took the port in between ("address already in use").
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		// The kernel may hand a just-closed port out again; two nodes of
-		// one test must never get the same address.
-		if !handedOut.addrs[addr] {
-			handedOut.addrs[addr] = true
-			return addr
-		}
-	}
+	return freeport.Addr(t)
 }
-
-// handedOut are the addresses freeAddr gave this test binary.
-var handedOut = struct {
-	sync.Mutex
-	addrs map[string]bool
-}{addrs: map[string]bool{}}
 
 func startNode(t *testing.T, id, secret string, seeds []string, timeout time.Duration) (*Gossip, string, error) {
 	t.Helper()

@@ -3,9 +3,12 @@ package fast
 import (
 	"bytes"
 	"errors"
+	"io"
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
+
+	"svc/platform/config"
 )
 
 // openAPIDoc is the serialized document split around servers[0].url, so a
@@ -43,9 +46,14 @@ func (s *Server) serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	if len(host) == 0 || !urlSafeHost(host) {
 		host = s2b("localhost")
 	}
-	w := ctx.Response.BodyWriter()
+	s.writeOpenAPI(ctx.Response.BodyWriter(), ctx.IsTLS(), host)
+}
+
+// writeOpenAPI writes the document with servers[0].url set to
+// {scheme}://{host}{context_path}; host is URL-safe.
+func (s *Server) writeOpenAPI(w io.Writer, tls bool, host []byte) {
 	w.Write(s.openapi.head)
-	if ctx.IsTLS() {
+	if tls {
 		w.Write(s2b("https://"))
 	} else {
 		w.Write(s2b("http://"))
@@ -58,6 +66,31 @@ func (s *Server) serveOpenAPI(ctx *fasthttp.RequestCtx) {
 		w.Write(esc[1 : len(esc)-1])
 	}
 	w.Write(s.openapi.tail)
+}
+
+// GoldenOpenAPI is fast/testdata/openapi.golden.json: /openapi.json as a
+// node with the default configuration and no services configured serves
+// it to http://svc.test, indented (indenting keeps key order, strings and
+// number spellings). make generate writes it; TestOpenAPIGolden checks
+// the served document against it and TestGeneratedFilesCurrent (docs/gen)
+// that it is current, so a change to the document shows in review as a
+// diff of that file.
+func GoldenOpenAPI() ([]byte, error) {
+	cfg := config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := New(cfg, Deps{})
+	if err != nil {
+		return nil, err
+	}
+	var raw, out bytes.Buffer
+	s.writeOpenAPI(&raw, false, s2b("svc.test"))
+	if err := json.Indent(&out, raw.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // jsonSafeHost reports whether b can be written inside a JSON string as is:

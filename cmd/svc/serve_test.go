@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"svc/internal/await"
+	"svc/internal/freeport"
 )
 
 var (
@@ -55,91 +54,14 @@ func svcBinary(t *testing.T) string {
 }
 
 // freePort picks a port for a child svc process, which must be told its
-// ports in SVC_HTTP_PORT, SVC_ADMIN_PORT, SVC_GRPC_PORT and SVC_GOSSIP_ADDR
-// before it starts: a listener on :0 read back is not possible across the
-// process boundary, and svc announces no port it chose itself. The pick is
-// a probe (the port takes a TCP and a UDP listener, which are closed), so
-// another process could take the port before the child binds it. Picks
-// come from below the kernel's ephemeral range: the outgoing connections
-// every process opens (to PostgreSQL, to peers) and every listener on :0
-// take their ports from that range, so with tests running in parallel a
-// probe of :0 was soon taken again ("address already in use" at a
-// child's startup). Within this test binary handedOut keeps two picks
-// apart. In-process tests bind :0 and read the address back.
+// ports (SVC_HTTP_PORT, SVC_ADMIN_PORT, SVC_GRPC_PORT, SVC_GOSSIP_ADDR)
+// before it starts: svc announces no port it chose itself, so binding :0
+// and reading the address back is not possible across the process
+// boundary. In-process tests bind :0 and read the address back.
 func freePort(t *testing.T) int {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if lo := ephemeralLow(); lo > minPickedPort+1000 {
-		for range 1000 {
-			port := minPickedPort + mrand.IntN(lo-minPickedPort)
-			if !handedOut.ports[port] && portFree(port) {
-				handedOut.ports[port] = true
-				return port
-			}
-		}
-	}
-	// No room below the ephemeral range: probe :0.
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		// The kernel may hand a just-closed port out again: two picks for
-		// one process (its HTTP and admin ports) must never be the same.
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
+	return freeport.Pick(t)
 }
-
-// minPickedPort is the lowest port freePort picks: above the well-known
-// and most registered service ports.
-const minPickedPort = 20000
-
-// ephemeralLow is the first port of the kernel's ephemeral range (32768
-// when it cannot be read).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 32768
-	}
-	lo, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 32768
-	}
-	return lo
-}
-
-// portFree reports whether port takes a TCP and a UDP listener on the
-// loopback interface (gossip binds both), closing them again.
-func portFree(port int) bool {
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return false
-	}
-	ln.Close()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return false
-	}
-	pc.Close()
-	return true
-}
-
-// handedOut are the ports freePort gave this test binary.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
 
 // cleanEnv is a minimal environment: no inherited SVC_* and a private HOME.
 func cleanEnv(t *testing.T, extra ...string) []string {

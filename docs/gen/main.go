@@ -3,6 +3,8 @@
 //
 //   - docs/operations.md from the route table and the OpenAPI document
 //     (fast.Operations);
+//   - fast/testdata/openapi.golden.json, the OpenAPI document as served
+//     (fast.GoldenOpenAPI);
 //   - the README's configuration tables, between the
 //     "<!-- BEGIN generated config: GROUP -->" and "<!-- END generated
 //     config: GROUP -->" markers, from platform/config's variable table;
@@ -93,6 +95,9 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out["docs/operations.md"] = fast.OperationsMarkdown(ops)
+	if out["fast/testdata/openapi.golden.json"], err = fast.GoldenOpenAPI(); err != nil {
+		return nil, err
+	}
 
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
