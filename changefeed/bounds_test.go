@@ -244,3 +244,50 @@ func TestDeleteModelRecordsOneDeleteEach(t *testing.T) {
 		})
 	}
 }
+
+// TestSingleDeleteMatchesBodyPredicateOnTheBodyBefore: a single-entity
+// DELETE is tested against a body condition on the body it had, as a
+// whole-model delete is, whatever bodies the subscription asked for (here
+// none): the recorder keeps the body before for the filter.
+func TestSingleDeleteMatchesBodyPredicateOnTheBodyBefore(t *testing.T) {
+	for name, open := range allEngines(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			e := open(t)
+			w := &Watched{}
+			svc := New(e.subs, e.log, w, Options{})
+			hub := NewHub(svc, HubOptions{Poll: time.Hour})
+			rec := NewRecorder(e.ents, w, hub.Notify)
+			hub.Start()
+			defer hub.Stop()
+			sub, err := svc.Create(ctx, "t", []byte(`{"filter":{"modelName":"order","modelVersion":1,"kinds":["DELETE"],
+				"bodyPredicate":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":0}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zero, _ := create(t, rec, "t", order, "NEW", `{"n":0}`)
+			one, _ := create(t, rec, "t", order, "NEW", `{"n":1}`)
+			for _, ent := range [][16]byte{zero, one} {
+				tx := &storage.Tx{Tenant: "t", ID: id(t), Writes: []storage.Write{{ID: ent, Model: order, Delete: true, ExpectVersion: 1}}}
+				if _, err := rec.Commit(ctx, tx); err != nil {
+					t.Fatalf("delete: %v", err)
+				}
+			}
+			d, err := hub.AttachDurable(ctx, "t", sub.ID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			evs, err := d.Next(ctx, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 1 || evs[0].Kind != "DELETE" || evs[0].EntityID != uuid.UUID(one).String() {
+				t.Fatalf("want one DELETE event, for the entity with n = 1: %+v", evs)
+			}
+			if evs[0].BodyBefore != nil || evs[0].BodyAfter != nil {
+				t.Fatalf("the subscription asked for no bodies, got %+v", evs[0])
+			}
+		})
+	}
+}

@@ -64,7 +64,8 @@ func (f *Filter) needsBody() bool { return f.cond != nil }
 
 // Match reports whether e passes the filter. The body condition is tested
 // on the body after the change; a DELETE has none, so it is tested on the
-// body before when the log kept it, and fails otherwise.
+// body before, which the recorder keeps for every DELETE of a model whose
+// subscriptions read bodies (needsBody); without it the condition fails.
 func (f *Filter) Match(e *storage.ChangeEvent) bool {
 	if e.Model.Name != f.ModelName || e.Model.Version != f.ModelVersion {
 		return false

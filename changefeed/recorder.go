@@ -93,6 +93,10 @@ func changesOf(tx *storage.Tx, w *Watched) []storage.Change {
 				continue
 			}
 			c.Kind = storage.KindDelete
+			// A DELETE has no body after: a body condition, or a
+			// subscriber that asked for bodies, reads the body before,
+			// as for a whole-model delete.
+			c.WantBefore = c.WantBefore || x.body
 		} else if x.body {
 			c.BodyAfter = wr.Data
 		}

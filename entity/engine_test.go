@@ -15,6 +15,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 // TestEngineWorkflowDrivesEntities runs entity writes through imported
@@ -60,7 +61,7 @@ func TestEngineWorkflowDrivesEntities(t *testing.T) {
 		t.Fatalf("default workflow state %s", e.State)
 	}
 
-	if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, `{"workflows":[{"version":"1.3","name":"orders","initialState":"NEW","states":{
+	if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(t, `{"workflows":[{"version":"1.3","name":"orders","initialState":"NEW","states":{
 	  "NEW":{"transitions":[
 	    {"name":"bigOrder","next":"REVIEW","manual":false,"criterion":{"type":"simple","jsonPath":"$.amount","operatorType":"GREATER_OR_EQUAL","value":100}},
 	    {"name":"smallOrder","next":"APPROVED","manual":false}]},
@@ -131,7 +132,7 @@ func TestEngineWorkflowRecreatedModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		body := `{"workflows":[{"version":"1.3","name":"w","initialState":"` + final + `","states":{"` + final + `":{}}}]}`
-		if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, body), slog.New(slog.DiscardHandler)); err != nil {
+		if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(t, body), slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		res, err := svc.Create(ctx, Actor{Tenant: "A"}, key, "JSON", []byte(`{"a":1}`), 100)

@@ -18,6 +18,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 // countingTasks counts the task reads the entity service makes.
@@ -73,7 +74,7 @@ func newSchedFixture(t *testing.T, workflows string) *schedFixture {
 
 func (f *schedFixture) importWorkflows(body string) {
 	f.t.Helper()
-	if err := f.msvc.ImportWorkflows(f.ctx, "A", f.key, parseWorkflows(f.t, body), slog.New(slog.DiscardHandler)); err != nil {
+	if err := f.msvc.ImportWorkflows(f.ctx, "A", f.key, workflowtest.ParseImport(f.t, body), slog.New(slog.DiscardHandler)); err != nil {
 		f.t.Fatal(err)
 	}
 }

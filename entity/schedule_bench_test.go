@@ -10,6 +10,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 // BenchmarkCreateArming is the arming overhead of a single create on the
@@ -28,7 +29,7 @@ func BenchmarkCreateArming(b *testing.B) {
 				b.Fatal(err)
 			}
 			msvc := model.New(ms, nil)
-			if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(b, `{"workflows":[{"version":"1.3","name":"w","initialState":"WAIT","states":{
+			if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(b, `{"workflows":[{"version":"1.3","name":"w","initialState":"WAIT","states":{
 			  "WAIT":{"transitions":`+c.transitions+`},"DONE":{}}}]}`), slog.New(slog.DiscardHandler)); err != nil {
 				b.Fatal(err)
 			}

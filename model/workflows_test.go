@@ -13,6 +13,7 @@ import (
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
+	"svc/workflow/workflowtest"
 )
 
 // racingModels makes the first n PutModel calls lose a revision race: a
@@ -47,7 +48,7 @@ func TestImportWorkflowsRetriesARevisionRace(t *testing.T) {
 	}
 	svc := New(store, nil, WithMaxRetries(3))
 	store.races.Store(2)
-	if err := svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, wfBody), slog.New(slog.DiscardHandler)); err != nil {
+	if err := svc.ImportWorkflows(t.Context(), "A", key, workflowtest.ParseImport(t, wfBody), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatalf("import after two lost races: %v", err)
 	}
 	m, err := store.GetModel(t.Context(), "A", key)
@@ -61,7 +62,7 @@ func TestImportWorkflowsRetriesARevisionRace(t *testing.T) {
 
 	// More lost races than retries: the conflict surfaces (409 CONFLICT).
 	store.races.Store(10)
-	err = svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, wfBody), nil)
+	err = svc.ImportWorkflows(t.Context(), "A", key, workflowtest.ParseImport(t, wfBody), nil)
 	if !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("import losing every race: %v, want ErrConflict", err)
 	}
@@ -80,7 +81,7 @@ func TestExportWorkflowsStampsCurrentVersion(t *testing.T) {
 		t.Fatalf("export without workflows: %v", err)
 	}
 	// Import needs no unlocked model either.
-	if err := svc.ImportWorkflows(t.Context(), "A", key, parseWorkflows(t, strings.Replace(wfBody, "1.3", "1.1", 1)), nil); err != nil {
+	if err := svc.ImportWorkflows(t.Context(), "A", key, workflowtest.ParseImport(t, strings.Replace(wfBody, "1.3", "1.1", 1)), nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.ExportWorkflows(t.Context(), "A", key)

@@ -13,6 +13,7 @@ import (
 	"svc/storage/memory"
 	"svc/storage/postgres"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 // BenchmarkScanFireBatch is one scan of a full batch: claim 100 due tasks
@@ -44,7 +45,7 @@ func BenchmarkScanFireBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			msvc := model.New(ms, nil)
-			if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(b, `{"workflows":[{"version":"1.3","name":"w","initialState":"WAIT","states":{
+			if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(b, `{"workflows":[{"version":"1.3","name":"w","initialState":"WAIT","states":{
 			  "WAIT":{"transitions":[{"name":"timeout","next":"DONE","manual":false,"schedule":{"delayMs":1},
 			    "criterion":{"type":"simple","jsonPath":"$.n","operatorType":"EQUALS","value":1}}]},"DONE":{}}}]}`), log); err != nil {
 				b.Fatal(err)

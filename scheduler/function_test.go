@@ -21,6 +21,7 @@ import (
 	"svc/storage"
 	"svc/storage/memory"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 type memberTokens map[string]*iam.Principal
@@ -80,7 +81,7 @@ func TestFunctionScheduleOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	msvc := model.New(ms, nil)
-	if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, `{"workflows":[{"version":"1.3","name":"fn","initialState":"WAIT","states":{
+	if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(t, `{"workflows":[{"version":"1.3","name":"fn","initialState":"WAIT","states":{
 	  "WAIT":{"transitions":[{"name":"due","next":"DONE","manual":false,"schedule":{"function":{"name":"fire-at",
 	    "resultKind":"Schedule","calculationNodesTags":"sched","context":"c1","responseTimeoutMs":5000}}}]},"DONE":{}}}]}`), log); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"svc/storage/postgres"
 	"svc/storage/sqlite/sqlitetest"
 	"svc/workflow"
+	"svc/workflow/workflowtest"
 )
 
 var testDBURL string
@@ -72,7 +73,7 @@ func newWorld(t *testing.T, engine string, c *counter) *world {
 		t.Fatal(err)
 	}
 	msvc := model.New(ms, nil)
-	if err := msvc.ImportWorkflows(ctx, "A", key, parseWorkflows(t, `{"workflows":[{"version":"1.3","name":"timer","initialState":"WAIT","states":{
+	if err := msvc.ImportWorkflows(ctx, "A", key, workflowtest.ParseImport(t, `{"workflows":[{"version":"1.3","name":"timer","initialState":"WAIT","states":{
 	  "WAIT":{"transitions":[{"name":"timeout","next":"DONE","manual":false,"schedule":{"delayMs":50},
 	    "processors":[{"name":"count","executionMode":"SYNC"}]}]},"DONE":{}}}]}`), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)

@@ -97,6 +97,10 @@ var settingEffects = map[string]string{
 	"SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "TestWebhookRefusals", "SVC_WEBHOOK_TIMEOUT": "TestWebhookTimeout",
 	"SVC_WEBHOOK_MAX_BATCH_EVENTS": "TestWebhookDelivery", "SVC_WEBHOOK_BACKOFF_MAX": "TestWebhookDelivery",
 	"SVC_WEBHOOK_FAILING_AFTER": "TestWebhookDelivery",
+	// The live queue, the stall bound and the live-key lease (issue 28);
+	// TestSettingsReachTheirOptions shows each reaches the hub's options.
+	"SVC_CHANGEFEED_LIVE_BUFFER": "TestStalledLiveStreamIsCutOthersKeepGoing", "SVC_CHANGEFEED_STALL_TIMEOUT": "TestStalledStreamIsCut",
+	"SVC_CHANGEFEED_LIVE_LEASE": "TestLiveKeysCrossNodesUnderALease",
 }
 
 // TestEverySettingWalked walks every SVC_ variable: each names a test
