@@ -219,8 +219,10 @@ func TestClusterChangeFeed(t *testing.T) {
 	mu.Unlock()
 	resumed := openSSE(t, a.base+"/subscriptions/"+sub.ID+"/events", last, durable)
 	defer resumed.cancel()
-	await.Until(t, await.Long, func() bool { return resumed.has(want) == 0 },
-		"after reconnecting to a with Last-Event-ID, every create acknowledged on a has its event (%d missing of %d)", resumed.has(want), len(want))
+	// The failure names the count still missing at the end (the last
+	// value), not the count when the wait began.
+	await.Value(t, await.Long, func() (int, bool) { n := resumed.has(want); return n, n == 0 },
+		"after reconnecting to a with Last-Event-ID, every one of the %d creates acknowledged on a has its event (last: the number missing)", len(want))
 	t.Logf("%d creates acknowledged on a while b died; %d events received on b before the kill, all acknowledged creates seen after resuming on a",
 		len(want), before)
 }
