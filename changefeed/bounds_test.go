@@ -216,15 +216,7 @@ func TestDeleteModelRecordsOneDeleteEach(t *testing.T) {
 			if woke != 1 {
 				t.Fatalf("the hub was woken %d times, want once (the watched model's delete)", woke)
 			}
-			d, err := hub.AttachDurable(ctx, "t", sub.ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			evs, err := d.Next(ctx, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
+			evs := nextDurable(t, hub, "t", sub.ID)
 			// The body condition ($.n > 0) is tested on the body before.
 			if len(evs) != 3 {
 				t.Fatalf("%d DELETE events, want 3 (n > 0): %+v", len(evs), evs)
@@ -273,15 +265,7 @@ func TestSingleDeleteMatchesBodyPredicateOnTheBodyBefore(t *testing.T) {
 					t.Fatalf("delete: %v", err)
 				}
 			}
-			d, err := hub.AttachDurable(ctx, "t", sub.ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			evs, err := d.Next(ctx, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
+			evs := nextDurable(t, hub, "t", sub.ID)
 			if len(evs) != 1 || evs[0].Kind != "DELETE" || evs[0].EntityID != uuid.UUID(one).String() {
 				t.Fatalf("want one DELETE event, for the entity with n = 1: %+v", evs)
 			}
@@ -290,4 +274,20 @@ func TestSingleDeleteMatchesBodyPredicateOnTheBodyBefore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nextDurable attaches to a durable subscription from its stored cursor
+// and returns the first events Next gives (waiting up to a minute).
+func nextDurable(t *testing.T, hub *Hub, tenant, id string) []Event {
+	t.Helper()
+	d, err := hub.AttachDurable(context.Background(), tenant, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	evs, err := d.Next(context.Background(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }
