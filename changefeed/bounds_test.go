@@ -187,13 +187,8 @@ func TestDeleteModelRecordsOneDeleteEach(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			e := open(t)
-			w := &Watched{}
-			svc := New(e.subs, e.log, w, Options{})
-			hub := NewHub(svc, HubOptions{Poll: time.Hour})
 			woke := 0
-			rec := NewRecorder(e.ents, w, func() { woke++; hub.Notify() })
-			hub.Start()
-			defer hub.Stop()
+			svc, hub, rec := startDeleteRig(t, e, func() { woke++ })
 			sub, err := svc.Create(ctx, "t", []byte(`{"filter":{"modelName":"order","modelVersion":1,"kinds":["DELETE"],
 				"bodyPredicate":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":0}},"includeBody":"BEFORE_AND_AFTER"}`))
 			if err != nil {
@@ -246,12 +241,7 @@ func TestSingleDeleteMatchesBodyPredicateOnTheBodyBefore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			e := open(t)
-			w := &Watched{}
-			svc := New(e.subs, e.log, w, Options{})
-			hub := NewHub(svc, HubOptions{Poll: time.Hour})
-			rec := NewRecorder(e.ents, w, hub.Notify)
-			hub.Start()
-			defer hub.Stop()
+			svc, hub, rec := startDeleteRig(t, e, nil)
 			sub, err := svc.Create(ctx, "t", []byte(`{"filter":{"modelName":"order","modelVersion":1,"kinds":["DELETE"],
 				"bodyPredicate":{"type":"simple","jsonPath":"$.n","operatorType":"GREATER_THAN","value":0}}}`))
 			if err != nil {
@@ -290,4 +280,23 @@ func nextDurable(t *testing.T, hub *Hub, tenant, id string) []Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// startDeleteRig is the feed the delete tests run on: a service, a started
+// hub (stopped at the end of the test) that polls only when woken, and a
+// recorder that wakes it after calling committed (when not nil).
+func startDeleteRig(t *testing.T, e engine, committed func()) (*Service, *Hub, *Recorder) {
+	t.Helper()
+	w := &Watched{}
+	svc := New(e.subs, e.log, w, Options{})
+	hub := NewHub(svc, HubOptions{Poll: time.Hour})
+	rec := NewRecorder(e.ents, w, func() {
+		if committed != nil {
+			committed()
+		}
+		hub.Notify()
+	})
+	hub.Start()
+	t.Cleanup(hub.Stop)
+	return svc, hub, rec
 }
