@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"svc/storage"
 )
@@ -47,30 +48,14 @@ func TestChangesHoldBackRunningXidAboveXmax(t *testing.T) {
 	insert := `INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state, transition, emitted_ns)
 		VALUES ($1, $2, $3, $4, $5, 'CREATE', '', 'NEW', '', 1)`
 
-	t1, err := db.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer t1.Rollback(ctx)
-	var x1 int64
-	if err := t1.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&x1); err != nil {
-		t.Fatal(err)
-	}
+	t1, x1 := beginWithXid(t, db)
 	e1, e2 := uuid.New(), uuid.New()
 	if _, err := db.pool.Exec(ctx, insert, tenant, model.Name, model.Version, e2, uuid.New()); err != nil {
 		t.Fatal(err)
 	}
 	var running []int64
 	for range 2 {
-		tx, err := db.pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		var x int64
-		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&x); err != nil {
-			t.Fatal(err)
-		}
+		_, x := beginWithXid(t, db)
 		running = append(running, x)
 	}
 	var xmax int64
@@ -104,4 +89,21 @@ func TestChangesHoldBackRunningXidAboveXmax(t *testing.T) {
 	if len(evs) != 2 || evs[0].EntityID != e1 || evs[1].EntityID != e2 {
 		t.Fatalf("after both committed: got %d events %+v, want transaction 1's then transaction 2's", len(evs), evs)
 	}
+}
+
+// beginWithXid starts a transaction that holds an xid until the test ends
+// (or it commits) and returns the xid.
+func beginWithXid(t *testing.T, db *DB) (pgx.Tx, int64) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	var x int64
+	if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&x); err != nil {
+		t.Fatal(err)
+	}
+	return tx, x
 }
