@@ -488,3 +488,48 @@ func TestEventOfSeveralWritesOfOneEntity(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectionCreateRecordsAnEventEach: a transaction of many creates
+// is written many rows to a statement (creates.go); on a watched model each
+// row carries its event, with its own body, and a run with events is not
+// mixed with one without (here the second model is unwatched).
+func TestCollectionCreateRecordsAnEventEach(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	tn := fmt.Sprintf("c-%x", uuid.Must(uuid.NewUUID()))
+	head, err := db.Changes().ChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unwatched := storage.ModelKey{Name: "other", Version: 1}
+	tx := &storage.Tx{Tenant: tn, ID: uuid.Must(uuid.NewUUID()), User: "u"}
+	const n = 70 // chunks of 64, 4, 1 and 1
+	bodies := map[[16]byte]string{}
+	for i := range n + 5 {
+		w := storage.Write{ID: uuid.Must(uuid.NewUUID()), Model: order, State: "NEW", Data: []byte(fmt.Sprintf(`{"i":%d}`, i))}
+		if i%15 == 7 {
+			w.Model = unwatched
+		} else {
+			bodies[w.ID] = string(w.Data)
+			tx.Changes = append(tx.Changes, storage.Change{EntityID: w.ID, Model: order, Kind: storage.KindCreate, ToState: "NEW", BodyAfter: w.Data})
+		}
+		tx.Writes = append(tx.Writes, w)
+	}
+	if _, err := db.Entities().Commit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Tenant: tn, After: head, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(bodies) {
+		t.Fatalf("%d events for %d watched creates", len(evs), len(bodies))
+	}
+	for _, e := range evs {
+		if want, ok := bodies[e.EntityID]; !ok || string(e.BodyAfter) != want || e.Kind != storage.KindCreate || e.TxID != tx.ID || e.Model != order {
+			t.Fatalf("event %+v (body %q)", e, e.BodyAfter)
+		}
+		delete(bodies, e.EntityID)
+	}
+}
