@@ -39,9 +39,6 @@ type cur struct {
 	state            string
 }
 
-const insertEntity = `INSERT INTO entities (id, tenant, model_name, model_version, state, version, deleted, created_ns, updated_ns)
-	VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?) ON CONFLICT DO NOTHING`
-
 const insertRevision = `INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
 	created_ns, at_ns, user_kind, exec_id, exec_kind, trio, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
@@ -112,6 +109,7 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		w.after(at)
 	}
 	plan := planAudit(tx)
+	var cr creates
 	for i := range tx.Writes {
 		wr := &tx.Writes[i]
 		a := tx.AttributionOf(wr)
@@ -120,18 +118,17 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 			uk, ei, ek = a.UserKind, a.ExecID, a.ExecKind
 		}
 		if wr.ExpectVersion == 0 {
-			res, err := w.exec(insertEntity, wr.ID[:], tx.Tenant, wr.Model.Name, wr.Model.Version, wr.State, at, at)
-			if err != nil {
-				return 0, fmt.Errorf("sqlite: inserting entity: %w", err)
+			// Creates are written in runs, many rows a statement (creates.go).
+			if !cr.fits(wr, uk, ei, ek) {
+				if err := cr.flush(w, tx, &plan); err != nil {
+					return 0, err
+				}
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return 0, storage.ErrExists
-			}
-			if _, err := w.exec(insertRevision, wr.ID[:], tx.Tenant, 1, wr.Model.Name, wr.Model.Version, wr.State, chCreated,
-				tx.ID[:], wr.Transition, tx.User, at, at, uk, ei, ek, plan.trio[i], docArg(wr.Data)); err != nil {
-				return 0, fmt.Errorf("sqlite: inserting revision: %w", err)
-			}
+			cr.add(tx, i, at, uk, ei, ek)
 			continue
+		}
+		if err := cr.flush(w, tx, &plan); err != nil {
+			return 0, err
 		}
 		c := curs[wr.ID]
 		change, state, data := chUpdated, wr.State, docArg(wr.Data)
@@ -150,6 +147,9 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		c.version++
 		c.deleted = wr.Delete
 		c.state = state
+	}
+	if err := cr.flush(w, tx, &plan); err != nil {
+		return 0, err
 	}
 	if err := storage.Fault(ctx, "written"); err != nil {
 		return 0, err
