@@ -78,39 +78,47 @@ const (
 )
 
 // horizon is an xid no transaction of this database still running is
-// older than, read before the rows: first the next xid to be assigned,
-// then the xids of this database's running transactions (a transaction
-// that takes its xid after the first read has a larger one). Not
-// pg_snapshot_xmin: that counts every database of the server, and a long
-// transaction anywhere would hold the feed back. pg_stat_activity shows
-// backend_xid for sessions of svc's own role, which writes every event.
+// older than, read before the rows: first the snapshot's xmax (one past
+// the latest completed xid), then the xids of this database's running
+// transactions. Every xid below xmax that is not complete is among them,
+// and a transaction that takes its xid later gets one at or above xmax,
+// so reading only below the smallest of these never reads past a
+// transaction that can still commit. Not pg_snapshot_xmin: that counts
+// every database of the server, and a long transaction anywhere would
+// hold the feed back. pg_stat_activity shows backend_xid for sessions of
+// svc's own role, which writes every event.
 func horizon(ctx context.Context, c *pgxpool.Conn) (int64, error) {
-	var next int64
-	if err := c.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&next); err != nil {
-		return 0, fmt.Errorf("postgres: reading the next xid: %w", err)
+	var xmax int64
+	if err := c.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&xmax); err != nil {
+		return 0, fmt.Errorf("postgres: reading the snapshot's xmax: %w", err)
 	}
 	rows, err := c.Query(ctx, `SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: reading running transactions: %w", err)
 	}
 	defer rows.Close()
-	h := next
+	h := xmax
 	for rows.Next() {
 		var x32 int64
 		if err := rows.Scan(&x32); err != nil {
 			return 0, fmt.Errorf("postgres: reading running transactions: %w", err)
 		}
-		// backend_xid is 32 bits: widen it with next's epoch, the one
-		// before when it is above next's low half. A transaction that got
-		// its xid after next was read comes out smaller than it is, which
-		// only holds the read back.
-		x := next&^0xFFFFFFFF | x32
-		if x32 > next&0xFFFFFFFF {
-			x -= 1 << 32
-		}
-		h = min(h, x)
+		h = min(h, widenXid(xmax, x32))
 	}
-	return h, rows.Err()
+	// Never below zero: a negative bound cast to xid8 through text would
+	// wrap to the top of the range and let the read pass every running
+	// transaction.
+	return max(h, 0), rows.Err()
+}
+
+// widenXid gives the 32-bit xid x32 (backend_xid) the epoch that puts it
+// nearest to ref, a full xid: running transactions are within 2^31 of
+// each other (PostgreSQL stops assigning xids long before that distance
+// wraps). A running xid may be above ref (assigned after the latest
+// completed one), so the distance is signed, not a choice between ref's
+// epoch and the one before.
+func widenXid(ref, x32 int64) int64 {
+	return ref + int64(int32(uint32(x32)-uint32(ref)))
 }
 
 // settledSQL puts the horizon's parameter number into a query.
