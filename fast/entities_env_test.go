@@ -19,6 +19,7 @@ import (
 	"svc/idempotency"
 	"svc/model"
 	"svc/platform/config"
+	"svc/scheduler"
 	"svc/search"
 	"svc/storage"
 	"svc/storage/memory"
@@ -58,6 +59,10 @@ type entityEnv struct {
 	clock    *atomic.Int64
 	reserved *atomic.Pointer[func(key string)]
 	keys     *idempotency.Service
+	// sched and schedSkew are the running scheduler of newScheduledEnv
+	// and the offset of its clock from time.Now (scanAhead).
+	sched     *scheduler.Scheduler
+	schedSkew *atomic.Int64
 }
 
 // newEntityPostgres creates a uniquely named database for one test and

@@ -3,7 +3,6 @@ package fast
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"svc/platform/opmetrics"
 	"svc/platform/telemetry"
 )
 
@@ -22,7 +22,7 @@ import (
 // requests run exactly the untraced handler.
 func (s *Server) traced(t *telemetry.T, route string, rm *routeMetrics, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		start := time.Now()
+		start := opmetrics.Now()
 		s.metrics.inFlight.Add(1)
 		method := string(ctx.Method())
 		pctx := t.Propagator().Extract(context.Background(), headerCarrier{&ctx.Request.Header})
@@ -33,7 +33,7 @@ func (s *Server) traced(t *telemetry.T, route string, rm *routeMetrics, next fas
 		defer func() {
 			status := ctx.Response.StatusCode()
 			s.metrics.inFlight.Add(-1)
-			rm.latency().UpdateDuration(start)
+			rm.latency().Done(start)
 			rm.counter(ctx.Method(), status).Inc()
 			span.SetAttributes(attribute.Int("http.response.status_code", status),
 				attribute.String("svc.request_id", string(requestID(ctx))))

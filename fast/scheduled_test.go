@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,8 +49,10 @@ func newScheduledEnv(t testing.TB, engine string) *entityEnv {
 	esvc := entity.New(es, ms, entity.GateOf(msvc), entity.WithWorkflow(entity.NewEngineWorkflow(eng)), entity.WithTasks(ts),
 		entity.WithConditions(search.New(ms, sr, memory.NewSearchJobs(), search.Options{})))
 	msvc.SetEntityCounter(esvc)
+	skew := new(atomic.Int64)
 	sched := scheduler.New(ts, esvc, scheduler.Options{ScanInterval: 50 * time.Millisecond, BatchSize: 100,
-		RedispatchBackoff: time.Second, ExpiryGrace: 100 * time.Millisecond, Log: log})
+		RedispatchBackoff: time.Second, ExpiryGrace: 100 * time.Millisecond, Log: log,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	sched.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -67,7 +70,21 @@ func newScheduledEnv(t testing.TB, engine string) *entityEnv {
 		t.Fatal(err)
 	}
 	base, client := serveAPI(t, s)
-	return &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc}
+	return &entityEnv{t: t, base: base, client: client, ents: es, models: ms, svc: esvc, sched: sched, schedSkew: skew}
+}
+
+// scanAhead moves the scheduler's clock d ahead of time.Now for the rest
+// of the subtest, then waits until two scans have finished (so a whole
+// scan read the moved clock) and for the fires they started. Whatever is
+// due by time.Now()+d has fired when it returns: a test sees that
+// something does not fire without sleeping past its time.
+func (e *entityEnv) scanAhead(t *testing.T, d time.Duration) {
+	t.Helper()
+	e.schedSkew.Store(int64(d))
+	t.Cleanup(func() { e.schedSkew.Store(0) })
+	n := e.sched.Scans()
+	await.Until(t, await.Long, func() bool { return e.sched.Scans() >= n+2 }, "two scans on the moved clock")
+	e.sched.Wait()
 }
 
 // timerWorkflow waits in WAIT until "timeout" fires after delayMs, guarded
@@ -222,10 +239,9 @@ func scheduledCancelled(t *testing.T, env *entityEnv) {
 	if k := kinds(leave); k != "UPDATE STATE_MACHINE_FINISH SCHEDULED_TRANSITION_CANCEL TRANSITION_MAKE STATE_MACHINE_START" {
 		t.Fatalf("manual transition trail: %s", k)
 	}
-	// Well past the delay the entity has not moved. A real sleep: an
-	// absence is only seen by waiting, and the scheduler scans on its
-	// own ticker.
-	time.Sleep(600 * time.Millisecond)
+	// Well past the delay (the scheduler's clock moved 600 ms ahead, two
+	// scans done) the entity has not moved.
+	env.scanAhead(t, 600*time.Millisecond)
 	if st := env.get("A", "/entity/"+id).Meta.State; st != "GONE" || len(itemsOf(env.trailOf("A", id), "SCHEDULED_TRANSITION_FIRE")) != 0 {
 		t.Fatalf("state %s after cancel", st)
 	}
@@ -237,9 +253,9 @@ func scheduledDeclined(t *testing.T, env *entityEnv) {
 	await.Until(t, await.Long, func() bool {
 		return len(itemsOf(env.trailOf("A", id), "TRANSITION_NOT_MATCH_CRITERION")) > 0
 	}, "the declined fire")
-	// Well past the redispatch backoff (1 s here): no retry. A real sleep,
-	// as above: an absence is only seen by waiting.
-	time.Sleep(1500 * time.Millisecond)
+	// Well past the redispatch backoff (1 s here; the scheduler's clock
+	// moved 1.5 s ahead, two scans done): no retry.
+	env.scanAhead(t, 1500*time.Millisecond)
 	p := env.trailOf("A", id)
 	if n := len(itemsOf(p, "TRANSITION_NOT_MATCH_CRITERION")); n != 1 || env.get("A", "/entity/"+id).Meta.State != "WAIT" {
 		t.Fatalf("%d declines, trail %s", n, kinds(p))

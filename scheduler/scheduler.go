@@ -67,6 +67,8 @@ type Scheduler struct {
 	// back up to BatchSize, so slow fires (a processor waiting out its
 	// timeout) cannot pile up goroutines scan after scan.
 	inflight atomic.Int64
+	// scans counts finished scans (Scans).
+	scans atomic.Uint64
 }
 
 // New returns a stopped scheduler over tasks firing through f.
@@ -153,6 +155,7 @@ func (s *Scheduler) run(ctx context.Context) {
 // and starts a fire for each; it returns how many it claimed without
 // waiting for the fires (Wait does).
 func (s *Scheduler) Scan(ctx context.Context) (int, error) {
+	defer s.scans.Add(1)
 	if s.o.Coordinator != nil && !s.o.Coordinator() {
 		return 0, nil
 	}
@@ -181,6 +184,14 @@ func (s *Scheduler) Scan(ctx context.Context) (int, error) {
 	}
 	return len(claimed), nil
 }
+
+// Scans reports how many scans have finished, whatever they claimed. A
+// scan counted here has started the fires of everything it claimed, so
+// once the count has grown by two since a moment, a whole scan read the
+// clock after that moment and Wait covers its fires: tests see that
+// nothing is due by waiting on scans with an injected clock instead of
+// sleeping.
+func (s *Scheduler) Scans() uint64 { return s.scans.Load() }
 
 // FireClaimed fires a task another node claimed and handed to this one.
 // The fire re-reads the task and its entity, so a stale or repeated

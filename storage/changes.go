@@ -23,8 +23,9 @@ const (
 
 // ChangeCursor is a position in the change log, monotone in commit order.
 // PostgreSQL uses Hi for the writing transaction's id (xid8) and Lo for a
-// sequence within; SQLite and memory leave Hi 0. The zero cursor is
-// before every event.
+// sequence within; SQLite uses Hi 1 and the rowid of the revision the
+// event rides (Hi 0 were its former outbox's sequences); memory leaves Hi
+// 0. The zero cursor is before every event.
 type ChangeCursor struct{ Hi, Lo int64 }
 
 // Less orders cursors.

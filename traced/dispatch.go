@@ -2,7 +2,6 @@ package traced
 
 import (
 	"context"
-	"time"
 
 	"svc/platform/opmetrics"
 	"svc/platform/telemetry"
@@ -34,7 +33,7 @@ type tracedDispatcher struct {
 }
 
 func (x *tracedDispatcher) begin(ctx context.Context, op *opmetrics.Op, kind, name string, c *workflow.Call) (context.Context, call) {
-	cl := call{start: time.Now(), op: op}
+	cl := call{start: opmetrics.Now(), op: op}
 	if x.t != nil {
 		ctx, cl.end = x.t.DispatchOp(ctx, kind, name, c.TagsCSV, c.Tenant, c.Transition)
 	}

@@ -356,14 +356,6 @@ func (p *part) attrOf(a *storage.Attribution) uint32 {
 	return i
 }
 
-func (p *part) attr(i uint32) *storage.Attribution {
-	if i == 0 {
-		return nil
-	}
-	a := p.attrs[i]
-	return &a
-}
-
 const (
 	chCreated uint8 = iota
 	chUpdated
@@ -679,12 +671,31 @@ func appendPart(ps []*part, p *part) []*part {
 // entity is revision ri of r, its version ver; the caller holds p.mu.
 func (p *part) entity(r *recSlot, ri uint32, ver int) *storage.Entity {
 	v := p.rev(ri)
-	return &storage.Entity{
+	var e *storage.Entity
+	var a *storage.Attribution
+	if v.attr == 0 {
+		e = new(storage.Entity)
+	} else {
+		// The caller's copy of the attribution shares the entity's
+		// allocation: one allocation per read, not two (issue 25).
+		ea := new(entityAttr)
+		ea.a = p.attrs[v.attr]
+		e, a = &ea.e, &ea.a
+	}
+	*e = storage.Entity{
 		Tenant: p.key.tenant, ID: r.id, Model: p.key.model, State: p.strs[v.state], Data: p.data(v),
 		Version: int64(ver), CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, v.at).UTC(),
 		TxID: v.txID, Transition: p.strs[v.transition], ChangeType: changeNames[v.change], User: p.strs[v.user],
-		Deleted: v.change == chDeleted, Attribution: p.attr(v.attr),
+		Deleted: v.change == chDeleted, Attribution: a,
 	}
+	return e
+}
+
+// entityAttr is an entity read and its attribution's copy, allocated
+// together.
+type entityAttr struct {
+	e storage.Entity
+	a storage.Attribution
 }
 
 // live says whether r's last revision is not a delete; the caller holds

@@ -17,6 +17,8 @@ import (
 // running a statement per row were a third of the server's CPU.
 
 // createShared are the parameters every row of a create statement shares.
+// A run that records change events binds their code (changes.go) once
+// more, after the rows' parameters.
 const createShared = 10 // ?1 tenant ?2 model name ?3 model version ?4 at ?5 tx id ?6 transition ?7 user ?8 user kind ?9 exec id ?10 exec kind
 
 // createChunks are the row counts of the prepared create statements; a run
@@ -26,17 +28,22 @@ var createChunks = [...]int{64, 16, 4, 1}
 const insertEntity = `INSERT INTO entities (id, tenant, model_name, model_version, state, version, deleted, created_ns, updated_ns)
 	VALUES (?, ?, ?, ?, ?, 1, 0, ?, ?) ON CONFLICT DO NOTHING`
 
-// createSQL[k] are the entity and revision inserts of createChunks[k] rows.
-var createSQL = func() (q [len(createChunks)][2]string) {
+// createSQL[k] are the entity and revision inserts of createChunks[k] rows,
+// and the revision insert of a run that records change events (ev, the
+// parameter after the rows').
+var createSQL = func() (q [len(createChunks)][3]string) {
 	for k, n := range createChunks {
-		var e, r strings.Builder
+		var e, r, v strings.Builder
 		e.WriteString(`INSERT INTO entities (id, tenant, model_name, model_version, state, version, deleted, created_ns, updated_ns) VALUES `)
 		r.WriteString(`INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
 	created_ns, at_ns, user_kind, exec_id, exec_kind, trio, data) VALUES `)
+		v.WriteString(`INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
+	created_ns, at_ns, user_kind, exec_id, exec_kind, trio, data, ev) VALUES `)
 		for i := 0; i < n; i++ {
 			if i > 0 {
 				e.WriteString(", ")
 				r.WriteString(", ")
+				v.WriteString(", ")
 			}
 			// Entity rows number their own parameters (id, state), revision
 			// rows theirs (id, state, trio, data), both after the shared ones.
@@ -44,9 +51,10 @@ var createSQL = func() (q [len(createChunks)][2]string) {
 			fmt.Fprintf(&e, "(?%d, ?1, ?2, ?3, ?%d, 1, 0, ?4, ?4)", ei, ei+1)
 			ri := createShared + 4*i + 1
 			fmt.Fprintf(&r, "(?%d, ?1, 1, ?2, ?3, ?%d, 0, ?5, ?6, ?7, ?4, ?4, ?8, ?9, ?10, ?%d, ?%d)", ri, ri+1, ri+2, ri+3)
+			fmt.Fprintf(&v, "(?%d, ?1, 1, ?2, ?3, ?%d, 0, ?5, ?6, ?7, ?4, ?4, ?8, ?9, ?10, ?%d, ?%d, ?%d)", ri, ri+1, ri+2, ri+3, createShared+4*n+1)
 		}
 		e.WriteString(" ON CONFLICT DO NOTHING")
-		q[k] = [2]string{e.String(), r.String()}
+		q[k] = [3]string{e.String(), r.String(), v.String()}
 	}
 	return q
 }()
@@ -55,6 +63,7 @@ var createSQL = func() (q [len(createChunks)][2]string) {
 // share everything but id, state, trio and document.
 type creates struct {
 	shared [createShared]any
+	ev     any   // the run's change event code, nil for none
 	idx    []int // indexes into tx.Writes
 	// args are reused between chunks.
 	eargs, rargs []any
@@ -62,23 +71,24 @@ type creates struct {
 	// (a single create): no allocation for them.
 	smallIdx [4]int
 	smallE   [createShared + 2*4]any
-	smallR   [createShared + 4*4]any
+	smallR   [createShared + 4*4 + 1]any
 }
 
 // fits says whether write i can join the run.
-func (c *creates) fits(wr *storage.Write, uk, ei, ek any) bool {
+func (c *creates) fits(wr *storage.Write, uk, ei, ek, ev any) bool {
 	if len(c.idx) == 0 {
 		return true
 	}
 	s := &c.shared
 	return s[1] == any(wr.Model.Name) && s[2] == any(wr.Model.Version) && s[5] == any(wr.Transition) &&
-		s[7] == uk && s[8] == ei && s[9] == ek
+		s[7] == uk && s[8] == ei && s[9] == ek && c.ev == ev
 }
 
-func (c *creates) add(tx *storage.Tx, i int, at int64, uk, ei, ek any) {
+func (c *creates) add(tx *storage.Tx, i int, at int64, uk, ei, ek, ev any) {
 	if len(c.idx) == 0 {
 		wr := &tx.Writes[i]
 		c.shared = [createShared]any{tx.Tenant, wr.Model.Name, wr.Model.Version, at, tx.ID[:], wr.Transition, tx.User, uk, ei, ek}
+		c.ev = ev
 		if c.idx == nil {
 			c.idx = c.smallIdx[:0]
 		}
@@ -102,8 +112,14 @@ func (c *creates) flush(w *wtx, tx *storage.Tx, plan *auditPlan) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return storage.ErrExists
 		}
-		if _, err := w.exec(insertRevision, wr.ID[:], s[0], 1, s[1], s[2], wr.State, chCreated,
-			s[4], s[5], s[6], s[3], s[3], s[7], s[8], s[9], plan.trio[i], docArg(wr.Data)); err != nil {
+		if c.ev != nil {
+			_, err = w.exec(insertRevisionEv, wr.ID[:], s[0], 1, s[1], s[2], wr.State, chCreated,
+				s[4], s[5], s[6], s[3], s[3], s[7], s[8], s[9], plan.trio[i], docArg(wr.Data), c.ev, nil, nil, nil)
+		} else {
+			_, err = w.exec(insertRevision, wr.ID[:], s[0], 1, s[1], s[2], wr.State, chCreated,
+				s[4], s[5], s[6], s[3], s[3], s[7], s[8], s[9], plan.trio[i], docArg(wr.Data))
+		}
+		if err != nil {
 			return fmt.Errorf("sqlite: inserting revision: %w", err)
 		}
 		return nil
@@ -121,7 +137,7 @@ func (c *creates) flush(w *wtx, tx *storage.Tx, plan *auditPlan) error {
 			if n <= 4 {
 				c.eargs, c.rargs = c.smallE[:0], c.smallR[:0]
 			} else {
-				c.eargs, c.rargs = make([]any, 0, createShared+2*n), make([]any, 0, createShared+4*n)
+				c.eargs, c.rargs = make([]any, 0, createShared+2*n), make([]any, 0, createShared+4*n+1)
 			}
 		}
 		ea := append(c.eargs[:0], c.shared[:]...)
@@ -139,7 +155,12 @@ func (c *creates) flush(w *wtx, tx *storage.Tx, plan *auditPlan) error {
 		if got, _ := res.RowsAffected(); got != int64(n) {
 			return storage.ErrExists
 		}
-		if _, err := w.exec(createSQL[k][1], ra...); err != nil {
+		q := createSQL[k][1]
+		if c.ev != nil {
+			q, ra = createSQL[k][2], append(ra, c.ev)
+			c.rargs = ra
+		}
+		if _, err := w.exec(q, ra...); err != nil {
 			return fmt.Errorf("sqlite: inserting revision: %w", err)
 		}
 	}

@@ -291,12 +291,13 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 	}
 }
 
-// TestLeanOutboxMigrationKeepsTheHighWaterMark: a file whose outbox was
-// emptied by pruning before migration 0005 kept its last sequence only in
-// sqlite_sequence (AUTOINCREMENT); after the migration the head is still
-// that sequence and the next event comes after it, so no stored cursor
-// sees a sequence handed out twice.
-func TestLeanOutboxMigrationKeepsTheHighWaterMark(t *testing.T) {
+// TestOutboxMovedOntoRevisions: migration 0006 moves the outbox's events
+// onto the revisions they recorded and moves each subscription's cursor
+// with them: an upgraded file reads the same events (kinds, states,
+// transitions, bodies), a subscription resumes at its first unread event,
+// one that had read everything sees only what comes after, and the
+// outbox's cursors, {0, seq}, all come before the new ones.
+func TestOutboxMovedOntoRevisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "svc.db")
@@ -309,25 +310,44 @@ func TestLeanOutboxMigrationKeepsTheHighWaterMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.version > 4 {
+		if m.version > 5 {
 			break
 		}
 		if _, err := raw.ExecContext(ctx, m.sql); err != nil {
 			t.Fatalf("%s: %v", m.name, err)
 		}
 	}
-	for range 3 {
-		if _, err := raw.ExecContext(ctx, `INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state,
-			to_state, transition, emitted_ns) VALUES ('t', 'm', 1, x'00', x'00', 'CREATE', '', 'S', '', 1)`); err != nil {
+	a, b, c := uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID())
+	tx1, tx2, tx3, tx4 := uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID())
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := raw.ExecContext(ctx, `DELETE FROM change_events`); err != nil {
-		t.Fatal(err)
+	rev := func(id uuid.UUID, v int, state string, change int, tx uuid.UUID, tr string, at int64, data string) {
+		exec(`INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id, created_ns,
+			at_ns, trio, data) VALUES (?, 't', ?, 'order', 1, ?, ?, ?, ?, 'u', 1, ?, 0, ?)`, id[:], v, state, change, tx[:], tr, at, []byte(data))
 	}
-	if _, err := raw.ExecContext(ctx, `PRAGMA user_version = 4`); err != nil {
-		t.Fatal(err)
+	ev := func(id uuid.UUID, tx uuid.UUID, kind, from, to, tr string, at int64, before, after any) {
+		exec(`INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state, transition,
+			emitted_ns, body_before, body_after) VALUES ('t', 'order', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id[:], tx[:], kind, from, to, tr, at, before, after)
 	}
+	rev(a, 1, "NEW", 0, tx1, "create", 1, `{"a":1}`)
+	ev(a, tx1, "CREATE", "", "NEW", "create", 1, nil, []byte(`{"a":1}`))
+	rev(c, 1, "NEW", 0, tx4, "create", 2, `{"c":1}`) // unwatched: no event
+	rev(a, 2, "PAID", 1, tx2, "pay", 3, `{"a":2}`)
+	ev(a, tx2, "UPDATE", "NEW", "PAID", "pay", 3, []byte(`{"a":1}`), []byte(`{"a":2}`))
+	rev(b, 1, "NEW", 0, tx3, "create", 4, `{"b":1}`)
+	ev(b, tx3, "CREATE", "", "NEW", "create", 4, nil, nil)
+	for _, s := range []struct {
+		id string
+		lo int
+	}{{"s0", 0}, {"s1", 1}, {"s3", 3}} {
+		exec(`INSERT INTO subscriptions (tenant, id, model_name, model_version, include_body, spec, cursor_hi, cursor_lo, created_ns, attached_ns)
+			VALUES ('t', ?, 'order', 1, 'NONE', x'', 0, ?, 1, 1)`, s.id, s.lo)
+	}
+	exec(`PRAGMA user_version = 5`)
 	raw.Close()
 
 	db, err := Open(ctx, testOptions(path))
@@ -335,22 +355,181 @@ func TestLeanOutboxMigrationKeepsTheHighWaterMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	read := func(after storage.ChangeCursor) []storage.ChangeEvent {
+		t.Helper()
+		evs, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Tenant: "t", Model: &order, After: after, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	cursor := func(id string) storage.ChangeCursor {
+		t.Helper()
+		s, err := db.Subscriptions().GetSubscription(ctx, "t", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Cursor
+	}
+	all := read(storage.ChangeCursor{})
+	if len(all) != 3 {
+		t.Fatalf("%d events after the migration, want 3: %+v", len(all), all)
+	}
+	want := []struct {
+		id, tx             uuid.UUID
+		kind, from, to, tr string
+		before, after      any
+	}{
+		{a, tx1, storage.KindCreate, "", "NEW", "create", nil, `{"a":1}`},
+		{a, tx2, storage.KindUpdate, "NEW", "PAID", "pay", `{"a":1}`, `{"a":2}`},
+		{b, tx3, storage.KindCreate, "", "NEW", "create", nil, nil},
+	}
+	body := func(b []byte) any {
+		if b == nil {
+			return nil
+		}
+		return string(b)
+	}
+	for i, w := range want {
+		e := all[i]
+		if e.EntityID != w.id || e.TxID != w.tx || e.Kind != w.kind || e.FromState != w.from || e.ToState != w.to || e.Transition != w.tr ||
+			body(e.BodyBefore) != w.before || body(e.BodyAfter) != w.after || e.Cursor.Hi != 1 {
+			t.Fatalf("event %d: %+v (before %q after %q)", i, e, e.BodyBefore, e.BodyAfter)
+		}
+	}
+	if got := read(cursor("s0")); len(got) != 3 {
+		t.Fatalf("a subscription that had read nothing reads %d events", len(got))
+	}
+	if got := read(cursor("s1")); len(got) != 2 || got[0].TxID != tx2 || got[1].TxID != tx3 {
+		t.Fatalf("a subscription that had read the first event reads %+v", got)
+	}
+	if got := read(cursor("s3")); len(got) != 0 {
+		t.Fatalf("a subscription that had read everything reads %+v", got)
+	}
 	head, err := db.Changes().ChangeHead(ctx)
-	if err != nil || head.Lo != 3 {
-		t.Fatalf("head after the migration %v, want 3: %v", head, err)
-	}
-	if got, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Limit: 10}); err != nil || len(got) != 0 {
-		t.Fatalf("the kept mark read as an event: %+v %v", got, err)
-	}
-	if got, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Tenant: "t", Limit: 10}); err != nil || len(got) != 0 {
-		t.Fatalf("the kept mark read as a tenant's event: %+v %v", got, err)
+	if err != nil || head.Less(all[2].Cursor) || !(storage.ChangeCursor{Lo: 1 << 40}).Less(head) {
+		t.Fatalf("head %v: behind %v or not after every outbox cursor (%v)", head, all[2].Cursor, err)
 	}
 	tx := createTx(`{}`)
-	tx.Changes = []storage.Change{{EntityID: tx.Writes[0].ID, Model: tx.Writes[0].Model, Kind: storage.KindCreate, ToState: "S"}}
+	tx.Tenant = "t"
+	tx.Changes = []storage.Change{{EntityID: tx.Writes[0].ID, Model: tx.Writes[0].Model, Kind: storage.KindCreate, ToState: "NEW"}}
 	if _, err := db.Entities().Commit(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := db.Changes().ChangeHead(ctx); err != nil || h.Lo != 4 {
-		t.Fatalf("head after a new event %v, want 4: %v", h, err)
+	if got := read(cursor("s3")); len(got) != 1 || got[0].TxID != tx.ID || !head.Less(got[0].Cursor) {
+		t.Fatalf("after a new event, a subscription at the end reads %+v", got)
+	}
+}
+
+// TestEventOfSeveralWritesOfOneEntity: an entity written more than once in
+// one commit has one event, on its last revision: the kind of its first
+// write (a delete's last), the transition of its first write, the state
+// before the commit and after its last write (a delete ends in the state
+// it had), and the body before the commit, not the one between.
+func TestEventOfSeveralWritesOfOneEntity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	tn := fmt.Sprintf("w-%x", uuid.Must(uuid.NewUUID()))
+	head, err := db.Changes().ChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(ws []storage.Write, cs ...storage.Change) [16]byte {
+		t.Helper()
+		tx := &storage.Tx{Tenant: tn, ID: uuid.Must(uuid.NewUUID()), User: "u", Writes: ws, Changes: cs}
+		if _, err := db.Entities().Commit(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		return tx.ID
+	}
+	id, other := uuid.Must(uuid.NewUUID()), uuid.Must(uuid.NewUUID())
+	// Created beside an unwatched entity, then updated: two commits.
+	txA := commit([]storage.Write{
+		{ID: id, Model: order, State: "NEW", Data: []byte(`{"v":1}`), Transition: "create"},
+		{ID: other, Model: order, State: "X", Data: []byte(`{}`)},
+	}, storage.Change{EntityID: id, Model: order, Kind: storage.KindCreate, ToState: "NEW", Transition: "create", BodyAfter: []byte(`{"v":1}`), WantBefore: true})
+	txA2 := commit([]storage.Write{
+		{ID: id, Model: order, State: "OPEN", Data: []byte(`{"v":2}`), Transition: "open", ExpectVersion: 1},
+	}, storage.Change{EntityID: id, Model: order, Kind: storage.KindUpdate, ToState: "OPEN", Transition: "open"})
+	// Updated twice (each write expects the version before the commit):
+	// the body before is version 2's.
+	txB := commit([]storage.Write{
+		{ID: id, Model: order, State: "PAID", Data: []byte(`{"v":3}`), Transition: "pay", ExpectVersion: 2},
+		{ID: id, Model: order, State: "SHIPPED", Data: []byte(`{"v":4}`), Transition: "ship", ExpectVersion: 2},
+	}, storage.Change{EntityID: id, Model: order, Kind: storage.KindUpdate, ToState: "SHIPPED", Transition: "pay", BodyAfter: []byte(`{"v":4}`), WantBefore: true})
+	// Updated then deleted: a DELETE from and to the state before.
+	txC := commit([]storage.Write{
+		{ID: id, Model: order, State: "DONE", Data: []byte(`{"v":5}`), Transition: "done", ExpectVersion: 4},
+		{ID: id, Model: order, Delete: true, ExpectVersion: 4},
+	}, storage.Change{EntityID: id, Model: order, Kind: storage.KindDelete, Transition: "done", WantBefore: true})
+	evs, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Tenant: tn, Model: &order, After: head, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		tx                 [16]byte
+		kind, from, to, tr string
+		before, after      string
+	}{
+		{txA, storage.KindCreate, "", "NEW", "create", "", `{"v":1}`},
+		{txA2, storage.KindUpdate, "NEW", "OPEN", "open", "", ""},
+		{txB, storage.KindUpdate, "OPEN", "SHIPPED", "pay", `{"v":2}`, `{"v":4}`},
+		{txC, storage.KindDelete, "SHIPPED", "SHIPPED", "done", `{"v":4}`, ""},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(want), evs)
+	}
+	for i, w := range want {
+		e := evs[i]
+		if e.TxID != w.tx || e.EntityID != id || e.Kind != w.kind || e.FromState != w.from || e.ToState != w.to || e.Transition != w.tr ||
+			string(e.BodyBefore) != w.before || string(e.BodyAfter) != w.after {
+			t.Fatalf("event %d: %+v (before %q after %q)", i, e, e.BodyBefore, e.BodyAfter)
+		}
+	}
+}
+
+// TestCollectionCreateRecordsAnEventEach: a transaction of many creates
+// is written many rows to a statement (creates.go); on a watched model each
+// row carries its event, with its own body, and a run with events is not
+// mixed with one without (here the second model is unwatched).
+func TestCollectionCreateRecordsAnEventEach(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTest(t)
+	tn := fmt.Sprintf("c-%x", uuid.Must(uuid.NewUUID()))
+	head, err := db.Changes().ChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unwatched := storage.ModelKey{Name: "other", Version: 1}
+	tx := &storage.Tx{Tenant: tn, ID: uuid.Must(uuid.NewUUID()), User: "u"}
+	const n = 70 // chunks of 64, 4, 1 and 1
+	bodies := map[[16]byte]string{}
+	for i := range n + 5 {
+		w := storage.Write{ID: uuid.Must(uuid.NewUUID()), Model: order, State: "NEW", Data: []byte(fmt.Sprintf(`{"i":%d}`, i))}
+		if i%15 == 7 {
+			w.Model = unwatched
+		} else {
+			bodies[w.ID] = string(w.Data)
+			tx.Changes = append(tx.Changes, storage.Change{EntityID: w.ID, Model: order, Kind: storage.KindCreate, ToState: "NEW", BodyAfter: w.Data})
+		}
+		tx.Writes = append(tx.Writes, w)
+	}
+	if _, err := db.Entities().Commit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Changes().ReadChanges(ctx, storage.ChangeQuery{Tenant: tn, After: head, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(bodies) {
+		t.Fatalf("%d events for %d watched creates", len(evs), len(bodies))
+	}
+	for _, e := range evs {
+		if want, ok := bodies[e.EntityID]; !ok || string(e.BodyAfter) != want || e.Kind != storage.KindCreate || e.TxID != tx.ID || e.Model != order {
+			t.Fatalf("event %+v (body %q)", e, e.BodyAfter)
+		}
+		delete(bodies, e.EntityID)
 	}
 }

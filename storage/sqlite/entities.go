@@ -42,6 +42,12 @@ type cur struct {
 const insertRevision = `INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
 	created_ns, at_ns, user_kind, exec_id, exec_kind, trio, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
+// insertRevisionEv is insertRevision for the revision that carries a
+// change event (changes.go).
+const insertRevisionEv = `INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
+	created_ns, at_ns, user_kind, exec_id, exec_kind, trio, data, ev, ev_from, ev_to, ev_tr)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 func (s *Entities) Commit(ctx context.Context, tx *storage.Tx) (time.Time, error) {
 	var at int64
 	// commit reads and writes only the database (its instant comes from
@@ -93,8 +99,10 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		curs[wr.ID] = &c
 		floor = max(floor, c.updated)
 	}
+	var carry []carried
 	if len(tx.Changes) > 0 {
-		if err := fillChanges(w, tx, curs); err != nil {
+		var err error
+		if carry, err = carryChanges(tx, curs); err != nil {
 			return 0, err
 		}
 	}
@@ -118,13 +126,22 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 			uk, ei, ek = a.UserKind, a.ExecID, a.ExecKind
 		}
 		if wr.ExpectVersion == 0 {
-			// Creates are written in runs, many rows a statement (creates.go).
-			if !cr.fits(wr, uk, ei, ek) {
+			// Creates are written in runs, many rows a statement (creates.go);
+			// a run shares its event code (ev; nil: no event).
+			var ev any
+			if carry != nil && carry[i].c != nil {
+				e := carry[i].event(1, wr.State, wr.Transition)
+				if e[2] != nil || e[3] != nil {
+					return 0, fmt.Errorf("sqlite: a create's event names another state or transition than its write")
+				}
+				ev = e[0]
+			}
+			if !cr.fits(wr, uk, ei, ek, ev) {
 				if err := cr.flush(w, tx, &plan); err != nil {
 					return 0, err
 				}
 			}
-			cr.add(tx, i, at, uk, ei, ek)
+			cr.add(tx, i, at, uk, ei, ek, ev)
 			continue
 		}
 		if err := cr.flush(w, tx, &plan); err != nil {
@@ -139,8 +156,16 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 			state, c.version+1, b2i(wr.Delete), at, wr.ID[:], tx.Tenant); err != nil {
 			return 0, fmt.Errorf("sqlite: updating entity: %w", err)
 		}
-		if _, err := w.exec(insertRevision, wr.ID[:], tx.Tenant, c.version+1, c.model.Name, c.model.Version, state, change,
-			tx.ID[:], wr.Transition, tx.User, c.created, at, uk, ei, ek, 0, data); err != nil {
+		var err error
+		if carry != nil && carry[i].c != nil {
+			ev := carry[i].event(c.version+1, state, wr.Transition)
+			_, err = w.exec(insertRevisionEv, wr.ID[:], tx.Tenant, c.version+1, c.model.Name, c.model.Version, state, change,
+				tx.ID[:], wr.Transition, tx.User, c.created, at, uk, ei, ek, 0, data, ev[0], ev[1], ev[2], ev[3])
+		} else {
+			_, err = w.exec(insertRevision, wr.ID[:], tx.Tenant, c.version+1, c.model.Name, c.model.Version, state, change,
+				tx.ID[:], wr.Transition, tx.User, c.created, at, uk, ei, ek, 0, data)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("sqlite: inserting revision: %w", err)
 		}
 		// Later writes of the same entity in this transaction see this one.
@@ -163,9 +188,6 @@ func commit(w *wtx, tx *storage.Tx) (int64, error) {
 		return 0, err
 	}
 	if err := writeTasks(w, tx); err != nil {
-		return 0, err
-	}
-	if err := writeChanges(w, tx, at); err != nil {
 		return 0, err
 	}
 	if err := writeKey(w, tx); err != nil {
@@ -392,24 +414,25 @@ func (s *Entities) DeleteModel(ctx context.Context, tenant string, model storage
 		at = w.now()
 		args := []any{tenant, model.Name, model.Version, at, txID[:], user}
 		const live = ` FROM entities WHERE tenant = ?1 AND model_name = ?2 AND model_version = ?3 AND deleted = 0`
+		// A watched model's DELETE events ride the tombstones (changes.go):
+		// from and to the state each entity had, its body before one
+		// version back.
+		var ev any
 		if changes != nil {
-			// The change events, from the rows as they are before the delete.
-			if _, err := w.exec(`INSERT INTO change_events (tenant, model_name, model_version, entity_id, tx_id, kind, from_state, to_state,
-				transition, emitted_ns, body_before, body_after)
-				SELECT tenant, model_name, model_version, id, ?5, 'DELETE', state, state, '', ?4,
-				CASE WHEN ?7 THEN (SELECT r.data FROM revisions r WHERE r.id = e.id AND r.tenant = e.tenant AND r.version = e.version) END, NULL
-				FROM entities e WHERE tenant = ?1 AND model_name = ?2 AND model_version = ?3 AND deleted = 0 ORDER BY id`,
-				tenant, model.Name, model.Version, at, txID[:], user, changes.WantBefore); err != nil {
-				return fmt.Errorf("sqlite: delete model change events: %w", err)
+			ev = evDelete | evBack1
+			if changes.WantBefore {
+				ev = evDelete | evBefore | evBack1
 			}
 		}
+		args = append(args, ev)
 		if _, err := w.exec(`INSERT INTO revisions (id, tenant, version, model_name, model_version, state, change, tx_id, transition, user_id,
-			created_ns, at_ns, trio, data)
-			SELECT id, tenant, version + 1, model_name, model_version, state, 2, ?5, '', ?6, created_ns, max(?4, updated_ns + 1), 0, NULL`+live, args...); err != nil {
+			created_ns, at_ns, trio, data, ev, ev_from)
+			SELECT id, tenant, version + 1, model_name, model_version, state, 2, ?5, '', ?6, created_ns, max(?4, updated_ns + 1), 0, NULL,
+			?7, CASE WHEN ?7 IS NOT NULL THEN state END`+live, args...); err != nil {
 			return fmt.Errorf("sqlite: delete model entities: %w", err)
 		}
 		if _, err := w.exec(`INSERT INTO audit_events (entity_id, tenant, at_ns, seq, tx_id, kind, event_type, state, user_id, details, data)
-			SELECT id, tenant, max(?4, updated_ns + 1), 0, ?5, 'EntityChange', 'DELETE', state, ?6, '', NULL`+live, args...); err != nil {
+			SELECT id, tenant, max(?4, updated_ns + 1), 0, ?5, 'EntityChange', 'DELETE', state, ?6, '', NULL`+live, args[:6]...); err != nil {
 			return fmt.Errorf("sqlite: delete model audit: %w", err)
 		}
 		res, err := w.exec(`UPDATE entities SET deleted = 1, version = version + 1, updated_ns = max(?4, updated_ns + 1)
