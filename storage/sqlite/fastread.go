@@ -65,38 +65,45 @@ func openFastPool(o Options, n int) (*fastPool, error) {
 	return p, nil
 }
 
-func openRconn(o Options) (_ *rconn, err error) {
-	tls := libc.NewTLS()
-	rc := &rconn{tls: tls, stmts: map[string]*cstmt{}}
-	name, err := libc.CString("file:" + uriPath(o.Path))
-	if err != nil {
-		tls.Close()
-		return nil, err
+func openRconn(o Options) (*rconn, error) {
+	rc := &rconn{tls: libc.NewTLS(), stmts: map[string]*cstmt{}}
+	code, err := rc.open("file:" + uriPath(o.Path))
+	if err == nil && code != sqlite3.SQLITE_OK {
+		err = rc.errstr(code)
 	}
-	defer libc.Xfree(tls, name)
-	pp := libc.Xmalloc(tls, types.Size_t(unsafe.Sizeof(uintptr(0))))
-	if pp == 0 {
-		tls.Close()
-		return nil, errors.New("sqlite: out of memory")
-	}
-	defer libc.Xfree(tls, pp)
-	*(*uintptr)(cptr(pp)) = 0
-	code := sqlite3.Xsqlite3_open_v2(tls, name, pp,
-		sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_URI|sqlite3.SQLITE_OPEN_NOMUTEX, 0)
-	rc.db = *(*uintptr)(cptr(pp))
-	if code != sqlite3.SQLITE_OK {
-		err = fmt.Errorf("sqlite: open %s: %w", o.Path, rc.errstr(code))
-		rc.close()
-		return nil, err
-	}
-	sqlite3.Xsqlite3_extended_result_codes(tls, rc.db, 1)
-	for _, pr := range pragmas(o, true) {
-		if err := rc.exec("PRAGMA " + pr); err != nil {
-			rc.close()
-			return nil, fmt.Errorf("sqlite: open %s: %w", o.Path, err)
+	if err == nil {
+		sqlite3.Xsqlite3_extended_result_codes(rc.tls, rc.db, 1)
+		for _, pr := range pragmas(o, true) {
+			if err = rc.exec("PRAGMA " + pr); err != nil {
+				break
+			}
 		}
 	}
+	if err != nil {
+		rc.close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", o.Path, err)
+	}
 	return rc, nil
+}
+
+// open opens the connection; rc.db is set even when SQLite fails (it may
+// return a handle holding the error), for close.
+func (rc *rconn) open(uri string) (int32, error) {
+	name, err := libc.CString(uri)
+	if err != nil {
+		return 0, err
+	}
+	defer libc.Xfree(rc.tls, name)
+	pp := libc.Xmalloc(rc.tls, types.Size_t(unsafe.Sizeof(uintptr(0))))
+	if pp == 0 {
+		return 0, errors.New("sqlite: out of memory")
+	}
+	defer libc.Xfree(rc.tls, pp)
+	*(*uintptr)(cptr(pp)) = 0
+	code := sqlite3.Xsqlite3_open_v2(rc.tls, name, pp,
+		sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_URI|sqlite3.SQLITE_OPEN_NOMUTEX, 0)
+	rc.db = *(*uintptr)(cptr(pp))
+	return code, nil
 }
 
 func (rc *rconn) errstr(code int32) error {

@@ -95,3 +95,4 @@ func TestPointReadMatchesDriver(t *testing.T) {
 		t.Fatal("get after close succeeded")
 	}
 }
+
