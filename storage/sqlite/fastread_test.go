@@ -95,4 +95,3 @@ func TestPointReadMatchesDriver(t *testing.T) {
 		t.Fatal("get after close succeeded")
 	}
 }
-
