@@ -131,23 +131,37 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 // dsn is the driver's connection string: the file as a URI (so a path with
 // '?' or '#' stays a path) and the pragmas every connection runs.
 func dsn(o Options, readOnly bool) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(o.Path)
+	q := pragmas(o, readOnly)
+	for i, p := range q {
+		q[i] = "_pragma=" + p
+	}
+	return "file:" + uriPath(o.Path) + "?" + strings.Join(q, "&")
+}
+
+// uriPath is path escaped for a file: URI.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// pragmas are the settings every connection runs when it opens: the
+// driver's (dsn) and the point reads' (fastread.go).
+func pragmas(o Options, readOnly bool) []string {
 	q := []string{
-		"_pragma=busy_timeout(" + strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10) + ")",
-		"_pragma=cache_size(-" + strconv.Itoa(max(o.CacheSizeKiB, 1)) + ")",
-		"_pragma=foreign_keys(0)",
-		"_pragma=temp_store(memory)",
+		"busy_timeout(" + strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10) + ")",
+		"cache_size(-" + strconv.Itoa(max(o.CacheSizeKiB, 1)) + ")",
+		"foreign_keys(0)",
+		"temp_store(memory)",
 		// Reads map the file instead of copying pages through read(2).
-		"_pragma=mmap_size(268435456)",
+		"mmap_size(268435456)",
 	}
 	if readOnly {
-		q = append(q, "_pragma=query_only(1)")
+		q = append(q, "query_only(1)")
 	} else {
-		q = append(q, "_pragma=journal_mode(WAL)", "_pragma=synchronous("+o.Synchronous+")",
+		q = append(q, "journal_mode(WAL)", "synchronous("+o.Synchronous+")",
 			// A checkpoint truncates the WAL back to this size.
-			"_pragma=journal_size_limit(67108864)")
+			"journal_size_limit(67108864)")
 	}
-	return "file:" + p + "?" + strings.Join(q, "&")
+	return q
 }
 
 // Close stops the writer, closes every connection and releases the lock.
@@ -160,8 +174,7 @@ func (db *DB) Close() {
 		db.r.Close()
 	}
 	if db.fast != nil {
-		db.fast.close()
-		db.fast = nil
+		db.fast.close() // idempotent; a read after it fails
 	}
 	if db.lock != nil {
 		db.lock.release()

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"time"
@@ -243,54 +242,14 @@ func scanRevision(r scanner) (*storage.Entity, error) {
 }
 
 func (s *Entities) one(ctx context.Context, query string, args ...any) (*storage.Entity, error) {
-	nv := make([]driver.NamedValue, len(args))
-	for i, a := range args {
-		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
-	}
-	var dest [13]driver.Value
-	found, err := s.db.fast.one(ctx, query, nv, dest[:])
+	e, found, err := s.db.fast.revision(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	if !found {
+	if !found || e.Deleted {
 		return nil, storage.ErrNotFound
 	}
-	e, err := revisionOf(dest[:])
-	if err == nil && e.Deleted {
-		return nil, storage.ErrNotFound
-	}
-	return e, err
-}
-
-// revisionOf builds an entity from the driver's values of revCols.
-func revisionOf(v []driver.Value) (*storage.Entity, error) {
-	var e storage.Entity
-	id, ok1 := v[0].([]byte)
-	tenant, ok2 := v[1].(string)
-	version, ok3 := v[2].(int64)
-	mn, ok4 := v[3].(string)
-	mv, ok5 := v[4].(int64)
-	state, ok6 := v[5].(string)
-	change, ok7 := v[6].(int64)
-	txID, ok8 := v[7].([]byte)
-	tr, ok9 := v[8].(string)
-	user, ok10 := v[9].(string)
-	created, ok11 := v[10].(int64)
-	at, ok12 := v[11].(int64)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9 && ok10 && ok11 && ok12) || change < 0 || change > chDeleted {
-		return nil, fmt.Errorf("sqlite: reading entity: unexpected column types %T %T %T", v[0], v[2], v[6])
-	}
-	e.ID, e.Tenant, e.Version, e.Model = id16(id), tenant, version, storage.ModelKey{Name: mn, Version: int(mv)}
-	e.State, e.ChangeType, e.TxID, e.Transition, e.User = state, changeNames[change], id16(txID), tr, user
-	e.Deleted = change == chDeleted
-	if !e.Deleted {
-		e.Data, _ = v[12].([]byte)
-		if e.Data == nil {
-			e.Data = []byte{}
-		}
-	}
-	e.CreatedAt, e.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, at).UTC()
-	return &e, nil
+	return e, nil
 }
 
 // Get reads the newest revision: one descent of revisions_id, backwards,
