@@ -182,9 +182,14 @@ func idsOf(es []*storage.Entity) string {
 // engines (and the memory engine without its prepared-document cache) over the
 // same entities and requires the same answer: the same ids in the same
 // order, or the same error code.
+//
+// 750 entities: with the generator's small value domains every one of the
+// 400 conditions falls in the same class (error, empty, a proper subset,
+// everything) as over 1500, which cost twice the CPU under -race (the
+// SQLite engine's scans most of it).
 func TestEnginesAgree(t *testing.T) {
 	t.Parallel()
-	e := newEngines(t, 1500)
+	e := newEngines(t, 750)
 	r := mrand.New(mrand.NewPCG(7, 7))
 	ctx := context.Background()
 	// The 400 cases are drawn up front, in the order one generator gives

@@ -95,9 +95,13 @@ func genFnCond(r *mrand.Rand, depth int) string {
 // leaves, nested in AND/OR/NOT, answered by a real member over loopback
 // gRPC, select on both engines exactly the entities the same predicate
 // selects in Go over every entity, in the same order on both engines.
+// 100 entities: every one of the 80 conditions selects none, a proper
+// subset or all of them exactly as over 300 (the verdicts hang on $.i and
+// $.o.k, small domains), at a third of the member round trips, which
+// under -race were most of this test's CPU.
 func TestFunctionSearchAgreesWithGo(t *testing.T) {
 	t.Parallel()
-	e := newEngines(t, 300)
+	e := newEngines(t, 100)
 	var calls atomic.Int64
 	startMember(t, e.tenant, func(_ context.Context, c *member.Call) (bool, string, error) {
 		calls.Add(1)
