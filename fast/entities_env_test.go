@@ -74,6 +74,13 @@ func newEntityPostgres(t testing.TB) *postgres.DB {
 
 func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv {
 	t.Helper()
+	return newEntityEnvConfig(t, engine, nil, opts...)
+}
+
+// newEntityEnvConfig is newEntityEnv with tune applied to the server's
+// configuration (nil: the defaults).
+func newEntityEnvConfig(t testing.TB, engine string, tune func(*config.Config), opts ...entity.Option) *entityEnv {
+	t.Helper()
 	var ms storage.Models
 	var es storage.Entities
 	var sr storage.Searcher
@@ -96,6 +103,9 @@ func newEntityEnv(t testing.TB, engine string, opts ...entity.Option) *entityEnv
 		entity.WithConditions(ssvc)}, opts...)...)
 	msvc.SetEntityCounter(esvc)
 	cfg := config.Defaults()
+	if tune != nil {
+		tune(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

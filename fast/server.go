@@ -186,13 +186,18 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.PanicHandler = s.recovered
 
 	cp := cfg.ContextPath
+	var entityGet fasthttp.RequestHandler
 	for i := range s.routes {
 		rt := &s.routes[i]
 		h := rt.Handler
 		if h == nil {
 			h = s.notImplemented
 		}
-		r.Handle(rt.Method, cp+rt.Path, s.instrument(rt.Path, s.authorize(rt.Access, s.guardText(rt.Path, rt.OpID, s.txJoin(h)))))
+		chain := s.instrument(rt.Path, s.authorize(rt.Access, s.guardText(rt.Path, rt.OpID, s.txJoin(h))))
+		if rt.OpID == opGetOneEntity && rt.Handler != nil {
+			entityGet = chain
+		}
+		r.Handle(rt.Method, cp+rt.Path, chain)
 	}
 	// Aliases outside the wire contract (GET /message/get/{id} is
 	// GET /message/{id}, docs/decisions/0022-audit-and-messages.md); they share the operation's handler and access.
@@ -217,7 +222,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	s.mountOAuthExtras(r, cp)
 	s.mountInternal(r)
 
-	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(r.Handler)))))
+	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(s.withEntityGetFastPath(entityGet, r.Handler))))))
 	return s, nil
 }
 
@@ -254,7 +259,10 @@ func (s *Server) httpServer(h fasthttp.RequestHandler, name string) *fasthttp.Se
 		// Bodies arrive as streams (see wholeBody): the NDJSON create
 		// reads one of any length without holding it.
 		StreamRequestBody: true,
-		Logger:            slogPrinter{s.log.With("listener", name)},
+		// No clock read before every handler: svc never asks a request
+		// for ctx.Time(), which then reads the clock on its first call.
+		LazyRequestTime: true,
+		Logger:          slogPrinter{s.log.With("listener", name)},
 	}
 	// The whole-request read budget starts once headers are in; fasthttp
 	// applies it to the body read.

@@ -53,17 +53,27 @@ func TestChangesHoldBackRunningXidAboveXmax(t *testing.T) {
 	if _, err := db.pool.Exec(ctx, insert, tenant, model.Name, model.Version, e2, uuid.New()); err != nil {
 		t.Fatal(err)
 	}
-	var running []int64
-	for range 2 {
-		_, x := beginWithXid(t, db)
-		running = append(running, x)
-	}
-	var xmax int64
-	if err := db.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&xmax); err != nil {
-		t.Fatal(err)
-	}
-	if running[1] <= xmax {
-		t.Fatalf("set-up: transaction 4's xid %d is not above xmax %d; the state under test was not reached", running[1], xmax)
+	// Transactions 3 and 4 take xids at and above the snapshot's xmax and
+	// keep running. xmax is one past the latest completed xid of the whole
+	// server, so a test in another package that commits an xid it took
+	// after ours moves xmax past ours; the pair is then given back and
+	// taken again until transaction 4's xid lies above xmax. (Two at a
+	// time: the pool has four connections and the read needs one.)
+	for try := 0; ; try++ {
+		t3, _ := beginWithXid(t, db)
+		t4, x4 := beginWithXid(t, db)
+		var xmax int64
+		if err := db.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&xmax); err != nil {
+			t.Fatal(err)
+		}
+		if x4 > xmax {
+			break
+		}
+		if try == 50 {
+			t.Fatalf("set-up: in %d tries transaction 4's xid was never above xmax (last %d, xmax %d); the state under test was not reached", try+1, x4, xmax)
+		}
+		_ = t4.Rollback(ctx)
+		_ = t3.Rollback(ctx)
 	}
 
 	read := func() []storage.ChangeEvent {

@@ -100,8 +100,9 @@ func (c *creates) add(tx *storage.Tx, i int, at int64, uk, ei, ek, ev any) {
 func (c *creates) flush(w *wtx, tx *storage.Tx, plan *auditPlan) error {
 	if len(c.idx) == 1 {
 		// One create (a single create's transaction): plain statements.
-		// Numbered parameters cost the driver a name lookup each, which
-		// for one row is more than binding the shared values again.
+		// Numbered parameters cost the driver (when the writer runs
+		// through it, cwrite.go) a name lookup each, which for one row is
+		// more than binding the shared values again.
 		i := c.idx[0]
 		wr, s := &tx.Writes[i], &c.shared
 		c.idx = c.idx[:0]

@@ -107,7 +107,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		wdb.Close()
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
-	db.w = newWriter(wdb, conn)
+	db.w = newWriter(ctx, wdb, conn)
 	if err := db.migrate(ctx); err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -114,8 +115,18 @@ func (rc *rconn) errstr(code int32) error {
 	if msg == "" {
 		msg = libc.GoString(sqlite3.Xsqlite3_errstr(rc.tls, code))
 	}
-	return fmt.Errorf("%s (%d)", msg, code)
+	return &cError{msg: fmt.Sprintf("%s (%d)", msg, code), code: int(code)}
 }
+
+// cError is an error SQLite returned; Code is its (extended) result code,
+// as the driver's errors have one (busy in writer.go reads it).
+type cError struct {
+	msg  string
+	code int
+}
+
+func (e *cError) Error() string { return e.msg }
+func (e *cError) Code() int     { return e.code }
 
 // exec runs one statement, ignoring any rows (a pragma's echo).
 func (rc *rconn) exec(sql string) error {
@@ -153,21 +164,43 @@ func (rc *rconn) prepare(query string) (*cstmt, error) {
 	return s, nil
 }
 
-// bind binds args ([]byte, string or int64) from the statement's buffer.
+// bind binds args[i] to parameter i+1 from the statement's buffer: []byte
+// (nil as NULL), string, int64, int, int32, bool (as 0 or 1), float64 and
+// nil, as the driver binds them; another type is converted as database/sql
+// converts it for the driver (driver.DefaultParameterConverter), and one
+// the driver would format (time.Time), a driver.Valuer or one that does not
+// convert is refused with errCUnsupported.
 func (rc *rconn) bind(s *cstmt, args []any) error {
 	need := 0
-	for _, a := range args {
+	converted := false
+	for i, a := range args {
 		switch v := a.(type) {
 		case []byte:
 			need += len(v)
 		case string:
 			need += len(v)
+		case int64, int, int32, bool, float64, nil:
+		default:
+			c, err := convertArg(a)
+			if err != nil {
+				return err
+			}
+			if !converted {
+				args, converted = append([]any(nil), args...), true
+			}
+			args[i] = c
+			switch v := c.(type) {
+			case []byte:
+				need += len(v)
+			case string:
+				need += len(v)
+			}
 		}
 	}
 	if need > s.cap {
-		// The old buffer is still bound from the last read, but a bound
-		// value is only read during a step, and every parameter is bound
-		// again below before the next one.
+		// The old buffer is still bound from the last statement, but a
+		// bound value is only read during a step, and every parameter is
+		// bound again below before the next one.
 		b := libc.Xmalloc(rc.tls, types.Size_t(max(need, 64)))
 		if b == 0 {
 			return errors.New("sqlite: out of memory")
@@ -177,21 +210,45 @@ func (rc *rconn) bind(s *cstmt, args []any) error {
 		}
 		s.buf, s.cap = b, max(need, 64)
 	}
+	if s.cap == 0 {
+		// A zero-length blob or text must not be bound from a null
+		// pointer (SQLite would bind NULL).
+		b := libc.Xmalloc(rc.tls, 64)
+		if b == 0 {
+			return errors.New("sqlite: out of memory")
+		}
+		s.buf, s.cap = b, 64
+	}
 	mem := unsafe.Slice((*byte)(cptr(s.buf)), s.cap)
 	off := 0
 	for i, a := range args {
 		var code int32
+		n := int32(i + 1)
 		switch v := a.(type) {
 		case []byte:
+			if v == nil {
+				code = sqlite3.Xsqlite3_bind_null(rc.tls, s.p, n)
+				break
+			}
 			copy(mem[off:], v)
-			code = sqlite3.Xsqlite3_bind_blob(rc.tls, s.p, int32(i+1), s.buf+uintptr(off), int32(len(v)), 0)
+			code = sqlite3.Xsqlite3_bind_blob(rc.tls, s.p, n, s.buf+uintptr(off), int32(len(v)), 0)
 			off += len(v)
 		case string:
 			copy(mem[off:], v)
-			code = sqlite3.Xsqlite3_bind_text(rc.tls, s.p, int32(i+1), s.buf+uintptr(off), int32(len(v)), 0)
+			code = sqlite3.Xsqlite3_bind_text(rc.tls, s.p, n, s.buf+uintptr(off), int32(len(v)), 0)
 			off += len(v)
 		case int64:
-			code = sqlite3.Xsqlite3_bind_int64(rc.tls, s.p, int32(i+1), v)
+			code = sqlite3.Xsqlite3_bind_int64(rc.tls, s.p, n, v)
+		case int:
+			code = sqlite3.Xsqlite3_bind_int64(rc.tls, s.p, n, int64(v))
+		case int32:
+			code = sqlite3.Xsqlite3_bind_int64(rc.tls, s.p, n, int64(v))
+		case bool:
+			code = sqlite3.Xsqlite3_bind_int64(rc.tls, s.p, n, int64(b2i(v)))
+		case float64:
+			code = sqlite3.Xsqlite3_bind_double(rc.tls, s.p, n, v)
+		case nil:
+			code = sqlite3.Xsqlite3_bind_null(rc.tls, s.p, n)
 		default:
 			return fmt.Errorf("sqlite: bind: unexpected argument type %T", a)
 		}
@@ -202,7 +259,35 @@ func (rc *rconn) bind(s *cstmt, args []any) error {
 	return nil
 }
 
+// convertArg converts a as database/sql converts an argument for a driver
+// without its own converter (modernc.org/sqlite has none); a value the
+// driver would then format itself is refused with errCUnsupported.
+func convertArg(a any) (any, error) {
+	if _, ok := a.(driver.Valuer); ok {
+		return nil, errCUnsupported // the driver's path calls it, once
+	}
+	c, err := driver.DefaultParameterConverter.ConvertValue(a)
+	if err != nil {
+		return nil, errCUnsupported // the driver's path reports it
+	}
+	switch c.(type) {
+	case []byte, string, int64, bool, float64, nil:
+		return c, nil
+	}
+	return nil, errCUnsupported
+}
+
 func (rc *rconn) close() {
+	rc.finalize()
+	if rc.db != 0 {
+		sqlite3.Xsqlite3_close_v2(rc.tls, rc.db)
+		rc.db = 0
+	}
+	rc.tls.Close()
+}
+
+// finalize finalizes the statements and frees their buffers.
+func (rc *rconn) finalize() {
 	for _, s := range rc.stmts {
 		sqlite3.Xsqlite3_finalize(rc.tls, s.p)
 		if s.buf != 0 {
@@ -210,11 +295,6 @@ func (rc *rconn) close() {
 		}
 	}
 	rc.stmts = nil
-	if rc.db != 0 {
-		sqlite3.Xsqlite3_close_v2(rc.tls, rc.db)
-		rc.db = 0
-	}
-	rc.tls.Close()
 }
 
 // close waits for every connection to come back, then closes them; a

@@ -38,6 +38,10 @@ type writer struct {
 	// stmts caches prepared statements; only the leader touches it (the
 	// hand-over through mu and the wake channel orders the accesses).
 	stmts map[string]*sql.Stmt
+	// c executes the statements without rows through SQLite's C interface
+	// on conn's sqlite3* (cwrite.go); nil: through the driver. Leader only,
+	// like stmts.
+	c *rconn
 	// last is the last commit instant handed out (leader only).
 	last int64
 
@@ -81,8 +85,8 @@ func busy(err error) bool {
 	return errors.As(err, &e) && e.Code()&0xff == 5
 }
 
-func newWriter(db *sql.DB, conn *sql.Conn) *writer {
-	w := &writer{db: db, conn: conn, stmts: map[string]*sql.Stmt{}}
+func newWriter(ctx context.Context, db *sql.DB, conn *sql.Conn) *writer {
+	w := &writer{db: db, conn: conn, stmts: map[string]*sql.Stmt{}, c: newCWriter(ctx, conn)}
 	w.idle = sync.NewCond(&w.mu)
 	return w
 }
@@ -314,7 +318,7 @@ func (w *writer) ctl(query string) (sql.Result, error) {
 }
 
 func (w *writer) rollback() {
-	w.conn.ExecContext(context.Background(), "ROLLBACK")
+	w.ctl("ROLLBACK")
 }
 
 // close waits for the group being written, refuses later writes and
@@ -332,6 +336,9 @@ func (w *writer) close() {
 	w.mu.Unlock()
 	for _, s := range w.stmts {
 		s.Close()
+	}
+	if w.c != nil {
+		w.c.release()
 	}
 	w.conn.Close()
 	w.db.Close()
@@ -354,6 +361,12 @@ func (t *wtx) stmt(query string) (*sql.Stmt, error) {
 // passed down: a statement of a running group is not its caller's to
 // cancel.
 func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
+	if t.w.c != nil {
+		r, err := t.w.c.run(query, args)
+		if err != errCUnsupported {
+			return r, err
+		}
+	}
 	s, err := t.stmt(query)
 	if err != nil {
 		return nil, err
