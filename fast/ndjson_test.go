@@ -212,7 +212,7 @@ func TestNDJSONStream(t *testing.T) {
 type zeroes struct{ n int }
 
 // spaceBlock is what zeroes copies from: one copy per read instead of a
-// store per byte, which -race instrumented one by one (64 MiB per body).
+// store per byte, which -race instrumented one by one.
 var spaceBlock = bytes.Repeat([]byte{' '}, 64<<10)
 
 func (z *zeroes) Read(p []byte) (int, error) {
