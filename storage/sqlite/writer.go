@@ -363,7 +363,7 @@ func (t *wtx) stmt(query string) (*sql.Stmt, error) {
 func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
 	if t.w.c != nil {
 		r, err := t.w.c.run(query, args)
-		if err != errCUnsupported {
+		if !errors.Is(err, errCUnsupported) {
 			return r, err
 		}
 	}
