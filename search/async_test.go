@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,14 +163,20 @@ func TestAsyncStaleAndReap(t *testing.T) {
 			// claims them at the first sweep and never takes this node's
 			// own running job from it, however late a loaded machine
 			// makes a heartbeat.
+			// The service's clock runs ahead by shift: a finished job
+			// stays until the test moves the clock past its TTL, so a
+			// loaded machine cannot reap it before its status is seen.
+			var shift atomic.Int64
 			s, g := asyncService(t, jobs, Options{Workers: 1, Queue: 4, MaxPerTenant: 4, Heartbeat: 20 * time.Millisecond,
-				StaleAfter: 30 * time.Minute, MaxAttempts: 3, SnapshotTTL: 500 * time.Millisecond, ReapInterval: 50 * time.Millisecond})
+				StaleAfter: 30 * time.Minute, MaxAttempts: 3, SnapshotTTL: time.Hour, ReapInterval: 50 * time.Millisecond,
+				Now: func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }})
 			close(g.gate)
 			if j := waitStatus(t, s, lost, storage.JobFailed); j.Error == "" {
 				t.Fatalf("stale job failed without a reason: %+v", j)
 			}
 			waitStatus(t, s, retry, storage.JobSuccessful)
 			// Terminal jobs disappear after TTL plus a reap interval.
+			shift.Store(int64(2 * time.Hour))
 			await.Until(t, await.Long, func() bool {
 				_, err := s.JobStatus(ctx, "A", retry)
 				if err != nil && code(err) != "SEARCH_JOB_NOT_FOUND" && !errors.Is(err, storage.ErrNotFound) {
