@@ -49,16 +49,20 @@ func (s *Server) withRequestID(next fasthttp.RequestHandler) fasthttp.RequestHan
 // requestID is the id stamped on the response (empty before stamping).
 func requestID(ctx *fasthttp.RequestCtx) []byte { return ctx.Response.Header.Peek(hdrRequestID) }
 
+// requestIDKey is hdrRequestID as the response header writes it
+// (normalised), so stamping it, once per request, skips the normalising.
+var requestIDKey = []byte("X-Request-Id")
+
 func (s *Server) stampRequestID(ctx *fasthttp.RequestCtx) {
 	if in := ctx.Request.Header.Peek(hdrRequestID); validRequestID(in) {
-		ctx.Response.Header.SetBytesV(hdrRequestID, in)
+		ctx.Response.Header.SetCanonical(requestIDKey, in)
 		return
 	}
 	var buf [32]byte
 	b := append(buf[:0], s.reqPfx[:]...)
 	b = append(b, '-')
 	b = strconv.AppendUint(b, s.reqSeq.Add(1), 10)
-	ctx.Response.Header.SetBytesV(hdrRequestID, b)
+	ctx.Response.Header.SetCanonical(requestIDKey, b)
 }
 
 func validRequestID(b []byte) bool {
