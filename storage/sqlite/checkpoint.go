@@ -67,9 +67,9 @@ type checkpointer struct {
 	frames atomic.Int64
 	// mark is frames at the last wake-up (writer only).
 	mark int64
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
 	// mu is held through every checkpoint, the checkpointer's and the
 	// writer's: a PASSIVE checkpoint finding another one running returns
 	// at once with nothing done, and the writer's must not.
