@@ -108,6 +108,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
 	db.w = newWriter(ctx, wdb, conn)
+	db.w.gen = newSnapGen()
 	if err := db.migrate(ctx); err != nil {
 		return fail(err)
 	}
@@ -122,7 +123,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if err := db.r.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
-	if db.fast, err = openFastPool(o, o.Readers); err != nil {
+	if db.fast, err = openFastPool(o, o.Readers, db.w.gen); err != nil {
 		return fail(err)
 	}
 	return db, nil
