@@ -169,7 +169,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	s.clientAuthLimit = newClientAuthLimiter(cfg)
 	s.routes = append(apiRoutes(), extensionRoutes()...)
 	s.bindHandlers()
-	doc, err := buildOpenAPI(s.routes)
+	doc, err := cachedOpenAPI(s.routes)
 	if err != nil {
 		return nil, fmt.Errorf("building the OpenAPI document: %w", err)
 	}
