@@ -27,6 +27,16 @@ func reportCPU(b *testing.B, start time.Duration, perOp int) {
 	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N*perOp), "cpu-us/entity")
 }
 
+// reportCheckpoints adds the checkpoints per 100 000 entities written:
+// those beside the writer and those the writer ran itself (checkpoint.go).
+func reportCheckpoints(b *testing.B, db *DB, entities int) {
+	if db.w.ck == nil {
+		return
+	}
+	b.ReportMetric(float64(db.w.ck.runs.Load())*1e5/float64(entities), "ckpt-beside/1e5")
+	b.ReportMetric(float64(db.w.ck.inline.Load())*1e5/float64(entities), "ckpt-writer/1e5")
+}
+
 func orderTx(i int) *storage.Tx {
 	return &storage.Tx{Tenant: "bench", ID: uuid.Must(uuid.NewUUID()), User: "u",
 		Writes: []storage.Write{{ID: uuid.Must(uuid.NewUUID()), Model: order, State: "CREATED", Data: orderdoc.Append(nil, i), Transition: "loopback"}}}
@@ -53,6 +63,7 @@ func BenchmarkCreateParallel(b *testing.B) {
 	})
 	b.StopTimer()
 	reportCPU(b, c0, 1)
+	reportCheckpoints(b, db, b.N)
 	if g := db.w.groups.Load() - g0; g > 0 {
 		b.ReportMetric(float64(db.w.jobs.Load()-j0)/float64(g), "jobs/group")
 	}
@@ -76,6 +87,7 @@ func BenchmarkCommitCollection(b *testing.B) {
 	}
 	b.StopTimer()
 	reportCPU(b, c0, 1000)
+	reportCheckpoints(b, db, b.N*1000)
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "entities/s")
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"svc/storage"
 )
@@ -109,6 +110,15 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	db.w = newWriter(ctx, wdb, conn)
 	db.w.gen = newSnapGen()
+	if c := db.w.c; c != nil {
+		// Checkpoints off the writer's path (checkpoint.go); the hook
+		// replaces SQLite's automatic checkpoint on this connection.
+		if db.w.ck, err = newCheckpointer(ctx, o); err != nil {
+			return fail(err)
+		}
+		walHooks.Store(c.db, db.w.ck)
+		sqlite3.Xsqlite3_wal_hook(c.tls, c.db, cFunc(walHook), c.db)
+	}
 	if err := db.migrate(ctx); err != nil {
 		return fail(err)
 	}

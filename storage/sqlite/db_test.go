@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/bench/orderdoc"
 	"svc/internal/await"
 	"svc/predicate"
 	"svc/storage"
@@ -531,5 +533,43 @@ func TestCollectionCreateRecordsAnEventEach(t *testing.T) {
 			t.Fatalf("event %+v (body %q)", e, e.BodyAfter)
 		}
 		delete(bodies, e.EntityID)
+	}
+}
+
+// TestCheckpointBoundsWAL: with checkpoints off the writer (checkpoint.go)
+// the WAL still stays bounded under sustained writes: the checkpointer
+// runs, and the writer's own checkpoint past ckptHard lets it restart.
+func TestCheckpointBoundsWAL(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	if db.w.ck == nil {
+		t.Skip("no C path: SQLite's automatic checkpoint is on")
+	}
+	// Lowered thresholds (the writer has not run since Open: no race), so
+	// ~40 MB of documents are many times the bound.
+	db.w.ck.soft, db.w.ck.hard = 100, 400
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		tx := &storage.Tx{Tenant: "t", ID: uuid.Must(uuid.NewUUID()), User: "u", Writes: make([]storage.Write, 500)}
+		for j := range tx.Writes {
+			tx.Writes[j] = storage.Write{ID: uuid.Must(uuid.NewUUID()), Model: order, State: "CREATED", Data: orderdoc.Append(nil, i*500+j)}
+		}
+		if _, err := db.Entities().Commit(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := os.Stat(db.Path() + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hard bound, plus what one transaction (~1 MB) and one
+	// checkpoint running beside the writer can add: far below the ~40 MB
+	// written.
+	if limit := int64(8 << 20); st.Size() > limit {
+		t.Errorf("WAL is %d bytes after sustained writes, want at most %d", st.Size(), limit)
+	}
+	t.Logf("WAL %d bytes, %d checkpoints beside the writer, %d by it", st.Size(), db.w.ck.runs.Load(), db.w.ck.inline.Load())
+	if db.w.ck.runs.Load()+db.w.ck.inline.Load() == 0 {
+		t.Error("no checkpoint ran")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"svc/storage"
 )
 
@@ -47,6 +49,9 @@ type writer struct {
 	// gen is bumped around every group, for the point reads' held
 	// snapshots (snapshot.go); nil bumps nothing.
 	gen *snapGen
+	// ck runs the checkpoints (checkpoint.go); nil without the C path,
+	// when SQLite's automatic checkpoint stays on.
+	ck *checkpointer
 
 	mu     sync.Mutex
 	queue  []*job
@@ -171,6 +176,15 @@ func (w *writer) lead(own *job) {
 	w.jobs.Add(int64(len(group)))
 	for _, j := range group[1:] {
 		j.wake <- false
+	}
+	if w.ck != nil && w.ck.frames.Load() >= w.ck.hard {
+		// The checkpointer has not caught up with the writes: bound the
+		// WAL here, between groups (checkpoint.go).
+		w.ck.mu.Lock()
+		w.ctl("PRAGMA wal_checkpoint(PASSIVE)")
+		w.ck.mu.Unlock()
+		w.ck.inline.Add(1)
+		w.ck.frames.Store(0)
 	}
 	w.release()
 }
@@ -340,6 +354,11 @@ func (w *writer) close() {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()
+	if w.ck != nil {
+		sqlite3.Xsqlite3_wal_hook(w.c.tls, w.c.db, 0, 0)
+		walHooks.Delete(w.c.db)
+		w.ck.close()
+	}
 	for _, s := range w.stmts {
 		s.Close()
 	}
