@@ -2,7 +2,6 @@ package authcache
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -17,25 +16,13 @@ import (
 
 	"svc/iam"
 	"svc/internal/await"
+	"svc/internal/testkeys"
 	"svc/storage"
 	"svc/storage/memory"
 )
 
-var (
-	keyOnce sync.Once
-	key     *rsa.PrivateKey
-)
-
-func rsaKey() *rsa.PrivateKey {
-	keyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		key = k
-	})
-	return key
-}
+// rsaKey is a fixed test key (generating one costs seconds under -race).
+func rsaKey() *rsa.PrivateKey { return testkeys.RSA(5) }
 
 // countingKeypairs counts ListKeypairs calls, i.e. reloads.
 type countingKeypairs struct {

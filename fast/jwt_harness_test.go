@@ -2,7 +2,6 @@ package fast
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,27 +19,15 @@ import (
 
 	"svc/authcache"
 	"svc/iam"
+	"svc/internal/testkeys"
 	"svc/platform/config"
 	"svc/storage"
 	"svc/storage/memory"
 )
 
-var (
-	testKeyOnce sync.Once
-	testKey     *rsa.PrivateKey
-)
-
-// signingKey is one real RSA-2048 key per test binary (generation is slow).
-func signingKey(t testing.TB) *rsa.PrivateKey {
-	testKeyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		testKey = k
-	})
-	return testKey
-}
+// signingKey is the svc signing key of every harness: a fixed test key, not
+// one of federationtest's IdP keys (generation costs seconds under -race).
+func signingKey(t testing.TB) *rsa.PrivateKey { return testkeys.RSA(5) }
 
 func pemOf(k *rsa.PrivateKey) string {
 	der, _ := x509.MarshalPKCS8PrivateKey(k)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -65,5 +66,37 @@ func TestOpenAPIGolden(t *testing.T) {
 		t.Fatalf("/openapi.json differs from %s from line %d:\n got: %s\nwant: %s\n"+
 			"if the change is meant: make generate (or go test ./fast -run TestOpenAPIGolden -update)",
 			openAPIGolden, i+1, line(gl), line(wl))
+	}
+}
+
+// TestOpenAPICachedIsBuilt: the document a server keeps from the per-process
+// cache is the one buildOpenAPI makes from its routes now, and a route
+// table that differs only in an attached handler gets its own document (it
+// documents that operation's 501).
+func TestOpenAPICachedIsBuilt(t *testing.T) {
+	s := newTestServer(t)
+	fresh, err := buildOpenAPI(s.Routes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(s.openapi.head, fresh.head) || !bytes.Equal(s.openapi.tail, fresh.tail) {
+		t.Fatal("cached document differs from a fresh build over the same routes")
+	}
+	routes := append([]Route(nil), s.Routes()...)
+	i := slices.IndexFunc(routes, func(r Route) bool { return r.Handler != nil })
+	if i < 0 {
+		t.Fatal("no attached handler to detach")
+	}
+	routes[i].Handler = nil
+	detached, err := cachedOpenAPI(routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := buildOpenAPI(routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(detached.tail, want.tail) || bytes.Equal(detached.tail, fresh.tail) {
+		t.Fatalf("detaching %s: cached document is not the fresh build for that table", routes[i].OpID)
 	}
 }

@@ -2,30 +2,20 @@ package iam
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
+	"svc/internal/testkeys"
 	"svc/platform/apierr"
 	"svc/storage"
 	"svc/storage/memory"
 )
 
-var (
-	keyOnce    sync.Once
-	keyA, keyB *rsa.PrivateKey
-)
-
-func testKeys() (*rsa.PrivateKey, *rsa.PrivateKey) {
-	keyOnce.Do(func() {
-		keyA, _ = rsa.GenerateKey(rand.Reader, 2048)
-		keyB, _ = rsa.GenerateKey(rand.Reader, 2048)
-	})
-	return keyA, keyB
-}
+// testKeys are two distinct fixed test keys (generating them costs seconds
+// under -race).
+func testKeys() (*rsa.PrivateKey, *rsa.PrivateKey) { return testkeys.RSA(5), testkeys.RSA(6) }
 
 func newTestKeys(t *testing.T, st storage.Keypairs, signing *rsa.PrivateKey, aud string) *Keys {
 	t.Helper()

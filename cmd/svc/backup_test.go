@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -19,6 +14,7 @@ import (
 	"testing"
 
 	"svc/internal/await"
+	"svc/internal/testkeys"
 )
 
 // TestSQLiteBackupWhileWriting: `svc backup --to FILE` copies the running
@@ -35,10 +31,7 @@ func TestSQLiteBackupWhileWriting(t *testing.T) {
 	bin := svcBinary(t)
 	dir := t.TempDir()
 	path, copyPath := filepath.Join(dir, "svc.db"), filepath.Join(dir, "copy.db")
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(dir, "key.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := testkeys.File(t, 5)
 	env := func(p string) []string {
 		return []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
 			"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_STORAGE_BACKEND=sqlite", "SVC_SQLITE_PATH=" + p, "SVC_SUPPRESS_BANNER=true"}

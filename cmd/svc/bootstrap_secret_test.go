@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"svc/internal/testkeys"
 	"svc/platform/config"
 	"svc/storage/memory"
 )
@@ -19,12 +16,7 @@ import (
 // when the bootstrap secret is shorter than 32 characters, and not at all
 // for a long one.
 func TestBootstrapSecretShortWarning(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	keyPEM := testkeys.PEM(5)
 	for _, c := range []struct {
 		secret string
 		warns  int

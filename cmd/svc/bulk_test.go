@@ -4,10 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +23,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"svc/internal/testkeys"
 	"svc/storage/pgtest"
 )
 
@@ -409,10 +406,7 @@ func TestImportProgressOnATerminal(t *testing.T) {
 // without credentials they are refused.
 func TestImportWithClientCredentials(t *testing.T) {
 	t.Parallel()
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "key.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := testkeys.File(t, 5)
 	p := startJWTProc(t, []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
 		"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret-that-is-long-enough-0123456789"})
 	data := filepath.Join(t.TempDir(), "orders.ndjson")

@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +20,7 @@ import (
 
 	"svc/iam/federation/federationtest"
 	"svc/internal/await"
+	"svc/internal/testkeys"
 	"svc/storage/pgtest"
 )
 
@@ -474,12 +471,7 @@ func TestClusterProviderRegisteredOnOneNodeVerifiesOnAnother(t *testing.T) {
 		t.Skip("runs a cluster of svc processes")
 	}
 	db := pgtest.New(t, "cluster_oidc")
-	signing, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(signing)
-	keyFile := t.TempDir() + "/signing.pem"
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testkeys.File(t, 5) // not the IdP's key (federationtest.Key(0))
 	idpKey := federationtest.Key(0)
 	var idpURL string
 	mux := http.NewServeMux()

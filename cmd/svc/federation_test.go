@@ -1,26 +1,22 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"svc/storage/pgtest"
+	"svc/internal/testkeys"
 
 	"github.com/golang-jwt/jwt/v5"
+	"svc/storage/pgtest"
 )
 
 // fedTempDatabase creates a uniquely named database and drops it after t.
@@ -36,10 +32,7 @@ func TestFederationSurvivesRestartOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := fedTempDatabase(t)
 	bin := svcBinary(t)
-	signing, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(signing)
-	keyFile := t.TempDir() + "/signing.pem"
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := testkeys.File(t, 5)
 	tenant := "0f8fad5b-d9cb-469f-a165-70867728950e"
 	httpPort, adminPort := freePort(t), freePort(t)
 	env := cleanEnv(t, fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
@@ -98,7 +91,7 @@ func TestFederationSurvivesRestartOnPostgres(t *testing.T) {
 		return tr.AccessToken
 	}
 
-	partner, _ := rsa.GenerateKey(rand.Reader, 2048)
+	partner := testkeys.RSA(6) // not the signing key
 	jwk := fmt.Sprintf(`{"kty":"RSA","kid":"p1","n":%q,"e":%q}`, base64.RawURLEncoding.EncodeToString(partner.N.Bytes()),
 		base64.RawURLEncoding.EncodeToString(big.NewInt(int64(partner.E)).Bytes()))
 

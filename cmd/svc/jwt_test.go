@@ -1,23 +1,18 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"svc/internal/testkeys"
 	"svc/storage/pgtest"
 )
 
@@ -112,10 +107,7 @@ func tokenFor(t *testing.T, base, id, secret string) string {
 func TestJWTModeSurvivesRestartOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := scratchDatabase(t)
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "key.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := testkeys.File(t, 5)
 	env := []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
 		"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL=" + dbURL,
 		"SVC_IAM_KEYPAIR_DEFAULT_VALIDITY_DAYS=20"}

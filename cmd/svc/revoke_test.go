@@ -1,19 +1,14 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"svc/internal/await"
+	"svc/internal/testkeys"
 )
 
 func postForm(t *testing.T, u, id, secret string, form url.Values) int {
@@ -36,10 +31,7 @@ func postForm(t *testing.T, u, id, secret string, form url.Values) int {
 func TestRevocationAcrossNodesAndRestartOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := scratchDatabase(t)
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "key.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := testkeys.File(t, 5)
 	env := []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
 		"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_STORAGE_BACKEND=postgres", "SVC_POSTGRES_URL=" + dbURL,
 		"SVC_AUTH_CACHE_RECONCILE_INTERVAL=1s"}

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"svc/internal/testkeys"
 )
 
 // TestIdleRSSJWTMemory: a fresh memory server in jwt mode with a bootstrap
@@ -28,12 +25,7 @@ func TestIdleRSSJWTMemory(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	t.Parallel()
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "key.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testkeys.File(t, 5)
 	p := startJWTProc(t, []string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_BOOTSTRAP_CLIENT_ID=boot",
 		"SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_STORAGE_BACKEND=memory", "SVC_SUPPRESS_BANNER=true"})
 	tokenFor(t, p.base, "boot", "boot-secret")

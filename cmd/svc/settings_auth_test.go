@@ -1,37 +1,25 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"svc/internal/testkeys"
 	"svc/platform/netguard/netguardtest"
 )
 
-// jwtEnv is jwt mode on the memory engine with a fresh signing key and the
-// bootstrap client boot/boot-secret in tenant, plus extra.
+// jwtEnv is jwt mode on the memory engine with the test signing key
+// (testkeys 5, in a file of its own) and the bootstrap client
+// boot/boot-secret in tenant, plus extra.
 func jwtEnv(t *testing.T, tenant string, extra ...string) []string {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "key.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testkeys.File(t, 5)
 	return append([]string{"SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile, "SVC_STORAGE_BACKEND=memory",
 		"SVC_BOOTSTRAP_CLIENT_ID=boot", "SVC_BOOTSTRAP_CLIENT_SECRET=boot-secret", "SVC_BOOTSTRAP_TENANT_ID=" + tenant}, extra...)
 }
@@ -121,7 +109,7 @@ func TestAuthSettingsShapeTokensAndKeys(t *testing.T) {
 		t.Errorf("issued keypair valid for %v, want 40 days", v)
 	}
 
-	partner, _ := rsa.GenerateKey(rand.Reader, 2048)
+	partner := testkeys.RSA(6) // not the signing key
 	jwk := fmt.Sprintf(`{"kty":"RSA","kid":"p1","n":%q,"e":%q}`, base64.RawURLEncoding.EncodeToString(partner.N.Bytes()),
 		base64.RawURLEncoding.EncodeToString(big.NewInt(int64(partner.E)).Bytes()))
 	st, tk := call(t, "POST", p.base+"/oauth/keys/trusted", admin, `{"keyId":"p1","audience":"client","jwk":`+jwk+`}`)

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"svc/internal/testkeys"
 	"svc/storage/pgtest"
 )
 
@@ -30,12 +26,7 @@ type sweepEnv struct {
 func startSweepEnv(t *testing.T, engine string) *sweepEnv {
 	t.Helper()
 	bin := svcBinary(t)
-	signing, _ := rsa.GenerateKey(rand.Reader, 2048)
-	der, _ := x509.MarshalPKCS8PrivateKey(signing)
-	keyFile := t.TempDir() + "/signing.pem"
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := testkeys.File(t, 5)
 	httpPort, adminPort := freePort(t), freePort(t)
 	env := []string{fmt.Sprintf("SVC_HTTP_PORT=%d", httpPort), fmt.Sprintf("SVC_ADMIN_PORT=%d", adminPort), fmt.Sprintf("SVC_GRPC_PORT=%d", freePort(t)),
 		"SVC_SUPPRESS_BANNER=true", "SVC_IAM_MODE=jwt", "SVC_JWT_SIGNING_KEY_FILE=" + keyFile,

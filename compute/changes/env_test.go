@@ -2,7 +2,6 @@ package changes_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"svc/compute/wire"
 	"svc/entity"
 	"svc/iam"
+	"svc/internal/testkeys"
 	"svc/model"
 	"svc/storage"
 	"svc/storage/memory"
@@ -39,21 +39,8 @@ import (
 // entityActor writes the benchmarks' entities.
 var entityActor = entity.Actor{Tenant: "tenant-a", User: "writer", Kind: "service"}
 
-var (
-	rsaOnce sync.Once
-	rsaPriv *rsa.PrivateKey
-)
-
-func signingKey() *rsa.PrivateKey {
-	rsaOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		rsaPriv = k
-	})
-	return rsaPriv
-}
+// signingKey is a fixed test key (generating one costs seconds under -race).
+func signingKey() *rsa.PrivateKey { return testkeys.RSA(5) }
 
 // env is svc's gRPC server (compute.Server) with the change feed's door
 // registered on it, over one engine, wired as cmd/svc wires it: the entity

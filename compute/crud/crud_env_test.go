@@ -2,13 +2,11 @@ package crud_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"svc/compute/wire"
 	"svc/entity"
 	"svc/iam"
+	"svc/internal/testkeys"
 	"svc/model"
 	"svc/search"
 	"svc/storage"
@@ -35,21 +34,8 @@ import (
 	"svc/storage/sqlite/sqlitetest"
 )
 
-var (
-	rsaOnce sync.Once
-	rsaPriv *rsa.PrivateKey
-)
-
-func signingKey(t testing.TB) *rsa.PrivateKey {
-	rsaOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		rsaPriv = k
-	})
-	return rsaPriv
-}
+// signingKey is a fixed test key (generating one costs seconds under -race).
+func signingKey(t testing.TB) *rsa.PrivateKey { return testkeys.RSA(5) }
 
 // crudEnv is svc's compute gRPC server with the real entity, model and
 // search services on one storage backend, authenticating members with the

@@ -4,7 +4,6 @@
 package federationtest
 
 import (
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
@@ -19,27 +18,15 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"svc/internal/testkeys"
 	"svc/platform/netguard"
 )
 
-var (
-	keyPoolOnce sync.Once
-	keyPool     []*rsa.PrivateKey
-)
-
-// Key returns the i-th of five RSA-2048 keys generated once per test
-// binary (generation would otherwise dominate test time).
+// Key returns the i-th of five fixed RSA-2048 keys (testkeys 0-4; a
+// generation would cost seconds of CPU per test binary under -race). Tests
+// that need a key distinct from every IdP key take testkeys.RSA(5) and up.
 func Key(i int) *rsa.PrivateKey {
-	keyPoolOnce.Do(func() {
-		for range 5 {
-			k, err := rsa.GenerateKey(rand.Reader, 2048)
-			if err != nil {
-				panic(err)
-			}
-			keyPool = append(keyPool, k)
-		}
-	})
-	return keyPool[i%len(keyPool)]
+	return testkeys.RSA(i % 5)
 }
 
 // IdP is a local OpenID provider over TLS.
