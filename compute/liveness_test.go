@@ -20,7 +20,9 @@ import (
 // keep-alive timeout; a silent one does not (TestKeepAliveAndEviction).
 func TestLivenessRefreshedByAnyMessage(t *testing.T) {
 	t.Parallel()
-	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: time.Second})
+	// The timeout is twenty talk intervals: a member's goroutine held off
+	// the CPU for a second on a loaded machine is not what this tests.
+	s, addr := startServer(t, Config{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: 2 * time.Second})
 	talkers := []struct {
 		name, typ, payload string
 	}{
@@ -38,7 +40,7 @@ func TestLivenessRefreshedByAnyMessage(t *testing.T) {
 			t.Fatalf("%s: join: %v", tk.name, err)
 		}
 		go func() {
-			tick := time.NewTicker(200 * time.Millisecond)
+			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for {
 				select {
@@ -55,7 +57,7 @@ func TestLivenessRefreshedByAnyMessage(t *testing.T) {
 	// Three keep-alive timeouts. A real sleep: outliving the timeout is the
 	// behaviour under test, and liveness is judged on the wall clock
 	// (lastSeen); the test runs in parallel with the package's others.
-	time.Sleep(3 * time.Second)
+	time.Sleep(6 * time.Second)
 	if n := s.Members("t1"); n != len(talkers) {
 		t.Fatalf("%d of %d talking members still connected", n, len(talkers))
 	}

@@ -93,6 +93,17 @@ func (s *Server) StartStreaming(stream grpc.BidiStreamingServer[ce.CloudEvent, c
 		case err := <-sendErr:
 			return err
 		case <-tick.C:
+			// A message already waiting counts before silence is judged:
+			// when this loop was held up, select picks among ready cases at
+			// random, so the tick could otherwise evict a member whose
+			// message arrived in time and was only not taken yet.
+			select {
+			case ev := <-in:
+				m.touch()
+				s.inbound(m, ev)
+				continue
+			default:
+			}
 			now := time.Now().UnixNano()
 			if now-m.lastSeen.Load() > int64(s.cfg.KeepaliveTimeout) {
 				return status.Error(codes.DeadlineExceeded, "keep-alive timeout")

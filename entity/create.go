@@ -138,7 +138,10 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 	return runChunks(ctx, len(docs), window, func(ctx context.Context, lo, hi int) (Chunk, error) {
 		items := make([]newItem, hi-lo)
 		for i := range items {
-			items[i] = newItem{model: m, data: docs[lo+i]}
+			// The first chunk may be admitted against m as read above;
+			// a later one reads the model again, as it may have changed
+			// while the earlier chunks committed.
+			items[i] = newItem{model: m, data: docs[lo+i], fresh: lo == 0}
 		}
 		return s.commitCreates(ctx, a, items, -1)
 	})
@@ -147,6 +150,9 @@ func (s *Service) Create(ctx context.Context, a Actor, key storage.ModelKey, for
 type newItem struct {
 	model *storage.Model
 	data  []byte
+	// fresh: model was read for this request just before, so a
+	// LoadedGate may admit against it without reading it again.
+	fresh bool
 }
 
 // commitCreates admits, settles and commits one chunk of new entities.
@@ -171,7 +177,7 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		for ; j < len(items) && items[j].model == items[i].model; j++ {
 			docs = append(docs, items[j].data)
 		}
-		if err := s.gate.Admit(ctx, a.Tenant, items[i].model.Key, docs); err != nil {
+		if err := s.admit(ctx, a.Tenant, &items[i], docs); err != nil {
 			if !prefix {
 				return Chunk{}, err
 			}
@@ -260,6 +266,15 @@ func (s *Service) commitCreates(ctx context.Context, a Actor, items []newItem, b
 		return Chunk{}, err
 	}
 	return Chunk{TxID: txID, IDs: ids}, nil
+}
+
+// admit admits docs, all of its model, through the gate: against the
+// model as read when it is fresh and the gate can.
+func (s *Service) admit(ctx context.Context, tenant string, it *newItem, docs [][]byte) error {
+	if lg, ok := s.gate.(LoadedGate); ok && it.fresh && it.model.Tenant == tenant {
+		return lg.AdmitLoaded(ctx, it.model, docs)
+	}
+	return s.gate.Admit(ctx, tenant, it.model.Key, docs)
 }
 
 // CollectionItem is one element of a mixed-model collection create (POST

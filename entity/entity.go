@@ -26,6 +26,13 @@ type ModelGate interface {
 	Admit(ctx context.Context, tenant string, key storage.ModelKey, docs [][]byte) error
 }
 
+// LoadedGate is a ModelGate that can admit against a model record the
+// caller has just read for the same request (model.Service.AdmitLoaded),
+// sparing a second read of the model.
+type LoadedGate interface {
+	AdmitLoaded(ctx context.Context, m *storage.Model, docs [][]byte) error
+}
+
 // StrictGate validates without ever widening the model. Merge-patch results
 // must fit the model as it is; a gate that cannot do this makes PATCH fall
 // back to Admit.

@@ -21,6 +21,10 @@ func (g modelGate) Admit(ctx context.Context, tenant string, key storage.ModelKe
 	return g.m.Admit(ctx, tenant, key, docs)
 }
 
+func (g modelGate) AdmitLoaded(ctx context.Context, m *storage.Model, docs [][]byte) error {
+	return g.m.AdmitLoaded(ctx, m, docs)
+}
+
 func (g modelGate) Validate(ctx context.Context, tenant string, key storage.ModelKey, doc []byte) error {
 	r, err := g.m.Validate(ctx, tenant, key, doc)
 	if err != nil {

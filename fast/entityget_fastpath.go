@@ -9,30 +9,56 @@ import (
 // opGetOneEntity is GET {ctx}/entity/{entityId}.
 const opGetOneEntity = "getOneEntity"
 
-// withEntityGetFastPath hands GET {ctx}/entity/{entityId} with an id in
-// the canonical UUID form straight to the route's handler (the same
-// instrument, authorize, text guard and txJoin chain the router holds),
-// without the router's tree walk: the entity get is the hottest read, and
-// the walk over every route was a measurable share of its CPU
-// (BENCHMARKS.md, issue 25). The id is set as the route parameter the
-// router would set, and a panic answers as the router's PanicHandler
-// does. Every other request, and every other spelling of an id, goes to
-// the router, which still holds the route (405s, the other UUID forms).
-// No static route is 36 characters of hex digits and hyphens, so none is
-// shadowed (TestEntityGetFastPathShadowsNoRoute).
-func (s *Server) withEntityGetFastPath(get, next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	if get == nil {
+// opCreate is POST {ctx}/entity/{format}/{entityName}/{modelVersion}.
+const opCreate = "create"
+
+// withEntityFastPaths hands the two hottest entity requests straight to
+// their routes' handlers (the same instrument, authorize, text guard and
+// txJoin chain the router holds), without the router's tree walk, which
+// was a measurable share of their CPU (BENCHMARKS.md, issue 25):
+//
+//   - GET {ctx}/entity/{entityId} with an id in the canonical UUID form;
+//   - POST {ctx}/entity/{format}/{entityName}/{modelVersion} with format
+//     JSON or XML and both other segments non-empty.
+//
+// The path parameters are set as the router would set them (the raw
+// segments, copied), and a panic answers as the router's PanicHandler
+// does. Every other request, and every other spelling, goes to the
+// router, which still holds both routes (405s, the other UUID forms).
+// No static route is 36 characters of hex digits and hyphens, and no
+// other POST route has JSON or XML as its first segment after /entity/,
+// so none is shadowed (TestEntityFastPathsShadowNoRoute).
+func (s *Server) withEntityFastPaths(get, create, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	if get == nil && create == nil {
 		return next
 	}
 	prefix := []byte(s.cfg.ContextPath + "/entity/")
 	return func(ctx *fasthttp.RequestCtx) {
-		if !ctx.IsGet() {
-			next(ctx)
-			return
-		}
-		// The raw path, as the router matches it.
-		p := ctx.Request.URI().PathOriginal()
-		if !entityGetPath(prefix, p) {
+		var h fasthttp.RequestHandler
+		switch {
+		case ctx.IsGet() && get != nil:
+			// The raw path, as the router matches it.
+			p := ctx.Request.URI().PathOriginal()
+			if !entityGetPath(prefix, p) {
+				next(ctx)
+				return
+			}
+			ctx.SetUserValue("entityId", string(p[len(prefix):]))
+			h = get
+		case ctx.IsPost() && create != nil:
+			p := ctx.Request.URI().PathOriginal()
+			i, j, ok := entityCreatePath(prefix, p)
+			if !ok {
+				next(ctx)
+				return
+			}
+			// One copy of the three segments (the router copies each).
+			rest := string(p[len(prefix):])
+			ctx.SetUserValue("modelVersion", rest[j+1:])
+			ctx.SetUserValue("entityName", rest[i+1:j])
+			ctx.SetUserValue("format", rest[:i])
+			h = create
+		default:
 			next(ctx)
 			return
 		}
@@ -41,9 +67,35 @@ func (s *Server) withEntityGetFastPath(get, next fasthttp.RequestHandler) fastht
 				s.recovered(ctx, v)
 			}
 		}()
-		ctx.SetUserValue("entityId", string(p[len(prefix):]))
-		get(ctx)
+		h(ctx)
 	}
+}
+
+// entityCreatePath: p is prefix, then JSON or XML, then two non-empty
+// segments. i and j are the offsets, after prefix, of the slashes ending
+// the first and second segment.
+func entityCreatePath(prefix, p []byte) (i, j int, ok bool) {
+	if !bytes.HasPrefix(p, prefix) {
+		return 0, 0, false
+	}
+	rest := p[len(prefix):]
+	switch {
+	case len(rest) > 5 && string(rest[:5]) == "JSON/":
+		i = 4
+	case len(rest) > 4 && string(rest[:4]) == "XML/":
+		i = 3
+	default:
+		return 0, 0, false
+	}
+	k := bytes.IndexByte(rest[i+1:], '/')
+	if k <= 0 {
+		return 0, 0, false
+	}
+	j = i + 1 + k
+	if j+1 >= len(rest) || bytes.IndexByte(rest[j+1:], '/') >= 0 {
+		return 0, 0, false
+	}
+	return i, j, true
 }
 
 // entityGetPath: p is prefix followed by one canonical UUID.

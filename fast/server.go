@@ -186,7 +186,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	r.PanicHandler = s.recovered
 
 	cp := cfg.ContextPath
-	var entityGet fasthttp.RequestHandler
+	var entityGet, entityCreate fasthttp.RequestHandler
 	for i := range s.routes {
 		rt := &s.routes[i]
 		h := rt.Handler
@@ -196,6 +196,9 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 		chain := s.instrument(rt.Path, s.authorize(rt.Access, s.guardText(rt.Path, rt.OpID, s.txJoin(h))))
 		if rt.OpID == opGetOneEntity && rt.Handler != nil {
 			entityGet = chain
+		}
+		if rt.OpID == opCreate && rt.Handler != nil {
+			entityCreate = chain
 		}
 		r.Handle(rt.Method, cp+rt.Path, chain)
 	}
@@ -222,7 +225,7 @@ func New(cfg *config.Config, deps Deps) (*Server, error) {
 	s.mountOAuthExtras(r, cp)
 	s.mountInternal(r)
 
-	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(s.withEntityGetFastPath(entityGet, r.Handler))))))
+	s.handler = s.withRequestID(s.withCORS(s.wholeBody(s.txRoute(s.withHelpFastPath(s.withEntityFastPaths(entityGet, entityCreate, r.Handler))))))
 	return s, nil
 }
 

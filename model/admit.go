@@ -28,6 +28,20 @@ import (
 // batch, until one ran out of retries and answered 409 CONFLICT (issue
 // 14). With it a retry can only lose to another process.
 func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey, docs [][]byte) error {
+	return s.admit(ctx, tenant, key, nil, docs)
+}
+
+// AdmitLoaded is Admit against m, a LOCKED model record the caller read
+// from the store for this request just before: the first check uses it
+// instead of reading the model again (a create read it to check the
+// LOCKED precondition, and a second read was a share of its CPU). A
+// widening still writes at m's revision, so a model changed since m was
+// read makes the write lose and the retry read the newer model.
+func (s *Service) AdmitLoaded(ctx context.Context, m *storage.Model, docs [][]byte) error {
+	return s.admit(ctx, m.Tenant, m.Key, m, docs)
+}
+
+func (s *Service) admit(ctx context.Context, tenant string, key storage.ModelKey, loaded *storage.Model, docs [][]byte) error {
 	var unlock func()
 	defer func() {
 		if unlock != nil {
@@ -35,9 +49,16 @@ func (s *Service) Admit(ctx context.Context, tenant string, key storage.ModelKey
 		}
 	}()
 	for attempt := 0; ; attempt++ {
-		m, err := s.get(ctx, tenant, key)
-		if err != nil {
-			return err
+		var m *storage.Model
+		if attempt == 0 && loaded != nil {
+			// A copy: a widening below replaces its Schema.
+			c := *loaded
+			m = &c
+		} else {
+			var err error
+			if m, err = s.get(ctx, tenant, key); err != nil {
+				return err
+			}
 		}
 		if m.State != Locked {
 			return apierr.New(apierr.ModelNotLocked, "model is not locked", keyProps(key)...)

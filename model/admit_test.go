@@ -321,3 +321,37 @@ func TestAdmitConcurrentWideningBatchesDoNotConflictOut(t *testing.T) {
 		t.Logf("%d conflicts for %d widening batches", slow.conflicts.Load(), workers*rounds)
 	})
 }
+
+// TestAdmitLoadedStaleRecordRetries: AdmitLoaded with a record read before
+// another widening checks against that record first; its widening loses
+// on the revision and the retry widens the newer model, keeping both
+// widenings. A fitting document writes nothing.
+func TestAdmitLoadedStaleRecordRetries(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, store storage.Models) {
+		s := New(store, nil)
+		k := storage.ModelKey{Name: "stale", Version: 1}
+		mustImport(t, s, "A", k, `{"id":"x"}`)
+		s.SetChangeLevel(ctxb, "A", k, "STRUCTURAL")
+		s.Lock(ctxb, "A", k)
+		old, err := store.GetModel(ctxb, "A", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AdmitLoaded(ctxb, old, [][]byte{[]byte(`{"id":"y"}`)}); err != nil {
+			t.Fatalf("fitting document: %v", err)
+		}
+		if m, _ := store.GetModel(ctxb, "A", k); m.Revision != old.Revision {
+			t.Fatal("a fitting document wrote the model")
+		}
+		if err := s.Admit(ctxb, "A", k, [][]byte{[]byte(`{"first":"v"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AdmitLoaded(ctxb, old, [][]byte{[]byte(`{"second":1}`)}); err != nil {
+			t.Fatalf("widening against a stale record: %v", err)
+		}
+		sv := exportSV(t, s, "A", k)
+		if !strings.Contains(sv, "first") || !strings.Contains(sv, "second") {
+			t.Errorf("model after both widenings: %s", sv)
+		}
+	})
+}

@@ -354,7 +354,10 @@ func TestStalledStreamIsCut(t *testing.T) {
 		key := e.lockedModel("tenant-a", "order")
 		stalled := e.subscribe("tenant-a", `{"filter":{"modelName":"order","modelVersion":1},"includeBody":"AFTER"}`)
 		other := e.subscribe("tenant-a", `{"filter":{"modelName":"order","modelVersion":1}}`)
-		f, _, err := e.open(e.tokA, changes.Attach{SubscriptionID: other.ID})
+		// Its window holds all n events, so it waits for no ack while the
+		// test writes (with the default window of 256 it was cut as a slow
+		// consumer itself whenever the writes took longer than the stall).
+		f, _, err := e.open(e.tokA, changes.Attach{SubscriptionID: other.ID, Window: changes.MaxWindow})
 		if err != nil {
 			t.Fatal(err)
 		}

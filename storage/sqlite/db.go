@@ -109,6 +109,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
 	db.w = newWriter(ctx, wdb, conn)
+	db.w.gen = newSnapGen()
 	if c := db.w.c; c != nil {
 		// Checkpoints off the writer's path (checkpoint.go); the hook
 		// replaces SQLite's automatic checkpoint on this connection.
@@ -132,7 +133,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if err := db.r.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
 	}
-	if db.fast, err = openFastPool(o, o.Readers); err != nil {
+	if db.fast, err = openFastPool(o, o.Readers, db.w.gen); err != nil {
 		return fail(err)
 	}
 	return db, nil

@@ -41,6 +41,11 @@ type rconn struct {
 	tls   *libc.TLS
 	db    uintptr
 	stmts map[string]*cstmt
+	// held: a read transaction is open, its snapshot taken when the
+	// writer's generation was snap (snapshot.go). Point connections only.
+	held      bool
+	snap      uint64
+	snapStmts snapStmts
 }
 
 // fastPool is a fixed set of read-only C connections.
@@ -48,21 +53,27 @@ type fastPool struct {
 	conns  chan *rconn
 	n      int
 	closed bool
+	// gen is the writer's generation (snapshot.go); stop ends the
+	// sweeper, which closes swept when it returns.
+	gen         *snapGen
+	stop, swept chan struct{}
 }
 
 var errFastClosed = errors.New("sqlite: database closed")
 
-func openFastPool(o Options, n int) (*fastPool, error) {
-	p := &fastPool{conns: make(chan *rconn, n)}
+func openFastPool(o Options, n int, gen *snapGen) (*fastPool, error) {
+	p := &fastPool{conns: make(chan *rconn, n), gen: gen, stop: make(chan struct{}), swept: make(chan struct{})}
 	for i := 0; i < n; i++ {
 		rc, err := openRconn(o)
 		if err != nil {
+			close(p.swept)
 			p.close()
 			return nil, err
 		}
 		p.conns <- rc
 		p.n++
 	}
+	go p.sweeper()
 	return p, nil
 }
 
@@ -304,6 +315,8 @@ func (p *fastPool) close() {
 		return
 	}
 	p.closed = true
+	close(p.stop)
+	<-p.swept
 	for ; p.n > 0; p.n-- {
 		(<-p.conns).close()
 	}
@@ -323,7 +336,10 @@ func (p *fastPool) revision(ctx context.Context, query string, args ...any) (e *
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
-	defer func() { p.conns <- rc }()
+	defer func() {
+		p.done(rc, err != nil)
+		p.conns <- rc
+	}()
 	s, err := rc.prepare(query)
 	if err != nil {
 		return nil, false, err
@@ -331,6 +347,7 @@ func (p *fastPool) revision(ctx context.Context, query string, args ...any) (e *
 	if err := rc.bind(s, args); err != nil {
 		return nil, false, err
 	}
+	p.ready(rc)
 	// The statement runs to its first row: no cancellation is needed for
 	// an indexed point read, so the request's context is not watched.
 	defer sqlite3.Xsqlite3_reset(rc.tls, s.p)

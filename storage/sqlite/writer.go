@@ -46,6 +46,9 @@ type writer struct {
 	c *rconn
 	// last is the last commit instant handed out (leader only).
 	last int64
+	// gen is bumped around every group, for the point reads' held
+	// snapshots (snapshot.go); nil bumps nothing.
+	gen *snapGen
 	// ck runs the checkpoints (checkpoint.go); nil without the C path,
 	// when SQLite's automatic checkpoint stays on.
 	ck *checkpointer
@@ -157,6 +160,7 @@ func (w *writer) lead(own *job) {
 			// A panicking job must not leave the transaction open nor the
 			// others waiting: roll back, fail the group, re-panic.
 			w.conn.ExecContext(context.Background(), "ROLLBACK")
+			w.gen.written()
 			for _, j := range group[1:] {
 				j.err = fmt.Errorf("sqlite: write group aborted: %v", p)
 				j.wake <- false
@@ -165,7 +169,9 @@ func (w *writer) lead(own *job) {
 			panic(p)
 		}
 	}()
+	w.gen.writing()
 	w.run(group)
+	w.gen.written()
 	w.groups.Add(1)
 	w.jobs.Add(int64(len(group)))
 	for _, j := range group[1:] {
