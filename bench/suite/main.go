@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,6 +39,7 @@ import (
 	"time"
 
 	"svc/bench/procstat"
+	"svc/internal/freeport"
 )
 
 // scenario is one bench/loadgen scenario on one engine.
@@ -397,14 +397,10 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort picks below the kernel's ephemeral range (internal/freeport): a
+// probe of :0 was taken again by a loadgen connection before svc bound it
+// ("address already in use"), which ended a whole run.
+func freePort() (int, error) { return freeport.Next() }
 
 // runOne starts a fresh svc (and database) in jwt mode, runs one loadgen
 // scenario with a token fetched with the bootstrap client, and stops both.

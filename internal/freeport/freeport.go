@@ -39,6 +39,17 @@ var handedOut = struct {
 // and that this test binary has not handed out before.
 func Pick(t testing.TB) int {
 	t.Helper()
+	port, err := Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// Next is Pick for a program that is not a test (the load suite starting
+// svc processes): a port free a moment ago, not handed out before in this
+// process.
+func Next() (int, error) {
 	handedOut.Lock()
 	defer handedOut.Unlock()
 	if lo := ephemeralLow(); lo > minPort+1000 {
@@ -46,7 +57,7 @@ func Pick(t testing.TB) int {
 			port := minPort + rand.IntN(lo-minPort)
 			if !handedOut.ports[port] && free(port) {
 				handedOut.ports[port] = true
-				return port
+				return port, nil
 			}
 		}
 	}
@@ -54,18 +65,17 @@ func Pick(t testing.TB) int {
 	for range 1000 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return 0, fmt.Errorf("freeport: probing :0: %w", err)
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		// The kernel may hand a just-closed port out again.
 		if !handedOut.ports[port] && free(port) {
 			handedOut.ports[port] = true
-			return port
+			return port, nil
 		}
 	}
-	t.Fatal("freeport: no free loopback port found")
-	return 0
+	return 0, fmt.Errorf("freeport: no free loopback port found")
 }
 
 // Addr is Pick as "127.0.0.1:port".
