@@ -82,18 +82,9 @@ type checkpointer struct {
 // its synchronous mode is the one the checkpoint's fsyncs follow) and
 // starts its goroutine.
 func newCheckpointer(ctx context.Context, o Options) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn(o, false))
+	db, conn, err := openWriteConn(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open: %w", err)
-	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxIdleTime(0)
-	db.SetConnMaxLifetime(0)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s for checkpoints: %w", o.Path, err)
+		return nil, fmt.Errorf("checkpoint connection: %w", err)
 	}
 	c := &checkpointer{db: db, conn: conn, soft: ckptSoft, hard: ckptHard, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()

@@ -95,18 +95,9 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	wdb, err := sql.Open("sqlite", dsn(o, false))
+	wdb, conn, err := openWriteConn(ctx, o)
 	if err != nil {
-		return fail(fmt.Errorf("sqlite: open: %w", err))
-	}
-	wdb.SetMaxOpenConns(1)
-	wdb.SetMaxIdleConns(1)
-	wdb.SetConnMaxIdleTime(0)
-	wdb.SetConnMaxLifetime(0)
-	conn, err := wdb.Conn(ctx)
-	if err != nil {
-		wdb.Close()
-		return fail(fmt.Errorf("sqlite: open %s: %w", o.Path, err))
+		return fail(err)
 	}
 	db.w = newWriter(ctx, wdb, conn)
 	db.w.gen = newSnapGen()
@@ -141,6 +132,26 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 
 // dsn is the driver's connection string: the file as a URI (so a path with
 // '?' or '#' stays a path) and the pragmas every connection runs.
+// openWriteConn opens a database/sql handle of one connection that never
+// closes, with the writer's pragmas, and takes that connection: the
+// writer's and the checkpointer's.
+func openWriteConn(ctx context.Context, o Options) (*sql.DB, *sql.Conn, error) {
+	db, err := sql.Open("sqlite", dsn(o, false))
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("sqlite: open %s: %w", o.Path, err)
+	}
+	return db, conn, nil
+}
+
 func dsn(o Options, readOnly bool) string {
 	q := pragmas(o, readOnly)
 	for i, p := range q {
