@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/internal/await"
 	"svc/storage"
 )
 
@@ -157,12 +158,8 @@ func TestHeldSnapshotsLetWALCheckpoint(t *testing.T) {
 	// all stale after a write, without any read.
 	swept := func() {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); db.fast.gen.held.Load() != 0; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d stale snapshots still held a minute after a write", db.fast.gen.held.Load())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		await.Until(t, await.Long, func() bool { return db.fast.gen.held.Load() == 0 },
+			"stale snapshots dropped after a write (%d still held)", db.fast.gen.held.Load())
 	}
 	v := int64(0)
 	for range 50 {
