@@ -54,8 +54,8 @@ func TestSQLHelpRoleSentences(t *testing.T) {
 	const limit = time.Second
 	s := db.SQLSchemas(limit)
 	ctx := context.Background()
-	a := newSecTenant(t, s, "help-alpha-tenant", "helpa")
-	b := newSecTenant(t, s, "help-bravo-tenant", "helpb")
+	ab := newSecTenants(t, s, [2]string{"help-alpha-tenant", "helpa"}, [2]string{"help-bravo-tenant", "helpb"})
+	a, b := ab[0], ab[1]
 	// One entity of A's model for each tenant: A's views must show A's.
 	for _, tenant := range []string{a.tenant, b.tenant} {
 		if _, err := db.pool.Exec(ctx, `INSERT INTO entities (tenant, id, model_name, model_version, state, version, tx_id, created_ns, updated_ns, doc)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +16,65 @@ import (
 
 // sqlTenants saves one empty SQL schema for each of n tenants ("<prefix>00"
 // …) and drops them (and so their cluster-wide roles) when the test ends.
+// Each save creates a PostgreSQL database and each delete drops one, which
+// is mostly waiting on the server: up to sqlTenantsAtOnce run at a time.
 func sqlTenants(t *testing.T, db *DB, prefix string, n int) (*SQLSchemas, []storage.SQLQuery) {
 	t.Helper()
-	ctx := context.Background()
 	st := db.SQLSchemas(time.Minute)
-	var qs []storage.SQLQuery
-	for i := 0; i < n; i++ {
-		r := &storage.SQLSchema{Tenant: fmt.Sprintf("%s%02d", prefix, i), ID: uuid.Must(uuid.NewUUID()).String(), Name: "s", Tables: []byte("[]")}
-		if err := st.SaveSQLSchema(ctx, r, nil); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := st.DeleteSQLSchema(context.Background(), r.Tenant, r.ID); err != nil {
-				t.Errorf("cleanup: %v", err)
+	recs := make([]*storage.SQLSchema, n)
+	for i := range recs {
+		recs[i] = &storage.SQLSchema{Tenant: fmt.Sprintf("%s%02d", prefix, i), ID: uuid.Must(uuid.NewUUID()).String(), Name: "s", Tables: []byte("[]")}
+	}
+	saved := make([]bool, n)
+	t.Cleanup(func() {
+		for i, err := range atOnce(n, func(i int) error {
+			if !saved[i] {
+				return nil
 			}
-		})
+			return st.DeleteSQLSchema(context.Background(), recs[i].Tenant, recs[i].ID)
+		}) {
+			if err != nil {
+				t.Errorf("cleanup of %s: %v", recs[i].Tenant, err)
+			}
+		}
+	})
+	errs := atOnce(n, func(i int) error {
+		err := st.SaveSQLSchema(context.Background(), recs[i], nil)
+		saved[i] = err == nil
+		return err
+	})
+	var qs []storage.SQLQuery
+	for i, r := range recs {
+		if errs[i] != nil {
+			t.Fatalf("saving %s: %v", r.Tenant, errs[i])
+		}
 		qs = append(qs, storage.SQLQuery{Tenant: r.Tenant, SchemaID: r.ID, SQL: "SELECT 1", Timeout: 5 * time.Minute})
 	}
 	return st, qs
+}
+
+// sqlTenantsAtOnce bounds the saves (and deletes) sqlTenants runs
+// together: each holds a connection of the test's pool, one to the new
+// database and, while it probes the foreign server, one the server makes
+// to itself.
+const sqlTenantsAtOnce = 4
+
+// atOnce runs f(0) … f(n-1), sqlTenantsAtOnce at a time, and returns their
+// errors by index once all have returned.
+func atOnce(n int, f func(i int) error) []error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, sqlTenantsAtOnce)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // longQuery starts `SELECT pg_sleep(300)` as q's role and waits until
@@ -84,6 +126,18 @@ func running(done <-chan struct{}) bool {
 	default:
 		return true
 	}
+}
+
+// TestSQLSchemaSavesOfTenantsAtOnce: schemas of different tenants are
+// saved and then deleted at the same time without error. Each save grants
+// CONNECT on svc's database and each delete revokes it, and PostgreSQL
+// failed the second of two overlapping transactions doing that with
+// "tuple concurrently updated" (XX000) until they took
+// lockSvcDatabaseACL's lock.
+func TestSQLSchemaSavesOfTenantsAtOnce(t *testing.T) {
+	t.Parallel() // see TestMain
+	db := openTest(t)
+	sqlTenants(t, db, "atonce", sqlTenantsAtOnce)
 }
 
 // TestSQLEvictionNeverBlocksOtherTenants (issue 23 item 4): with every

@@ -32,33 +32,61 @@ type secTenant struct {
 // cluster-wide role) is dropped when the test ends.
 func newSecTenant(t *testing.T, s *SQLSchemas, tenant, tag string) *secTenant {
 	t.Helper()
-	ctx := context.Background()
-	st := &secTenant{tenant: tenant, model: tag + "model", table: tag + "table", column: tag + "column",
-		field: tag + "field", schemaName: tag + "schema", id: uuid.Must(uuid.NewUUID()).String()}
-	key := storage.ModelKey{Name: st.model, Version: 1}
-	views := []storage.SQLView{
-		{Name: st.table, Model: key, Path: "$", Columns: []storage.SQLColumn{
-			{Name: "entity_id", Category: "SPECIAL", Key: "ENTITY_ID"},
-			{Name: st.column, Category: "DATA", Key: "." + st.field, DataType: "STRING"}}},
-		{Name: st.table + "_json", Model: key, Path: "json", Columns: []storage.SQLColumn{
-			{Name: "entity", Category: "SPECIAL", Key: "JSON"}}},
-	}
-	rec := &storage.SQLSchema{Tenant: tenant, ID: st.id, Name: st.schemaName, Tables: []byte(`[]`)}
-	if err := s.SaveSQLSchema(ctx, rec, views); err != nil {
-		t.Fatal(err)
-	}
-	st.id = rec.ID
+	return newSecTenants(t, s, [2]string{tenant, tag})[0]
+}
+
+// newSecTenants is newSecTenant for each {tenant, tag}, saving (and
+// dropping) the schemas at the same time: each save creates a PostgreSQL
+// database and each drop drops one, which is mostly waiting on the server.
+func newSecTenants(t *testing.T, s *SQLSchemas, tenants ...[2]string) []*secTenant {
+	t.Helper()
+	out := make([]*secTenant, len(tenants))
+	saved := make([]bool, len(tenants))
 	t.Cleanup(func() {
-		if err := s.DeleteSQLSchema(context.Background(), tenant, st.id); err != nil && !errors.Is(err, storage.ErrNotFound) {
-			t.Errorf("cleanup: %v", err)
+		for i, err := range atOnce(len(out), func(i int) error {
+			if !saved[i] {
+				return nil
+			}
+			return s.DeleteSQLSchema(context.Background(), out[i].tenant, out[i].id)
+		}) {
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				t.Errorf("cleanup of %s: %v", out[i].tenant, err)
+			}
 		}
 	})
-	l, err := s.SQLCredentials(ctx, tenant, st.id, false)
-	if err != nil {
-		t.Fatal(err)
+	errs := atOnce(len(out), func(i int) error {
+		ctx := context.Background()
+		tenant, tag := tenants[i][0], tenants[i][1]
+		st := &secTenant{tenant: tenant, model: tag + "model", table: tag + "table", column: tag + "column",
+			field: tag + "field", schemaName: tag + "schema", id: uuid.Must(uuid.NewUUID()).String()}
+		out[i] = st
+		key := storage.ModelKey{Name: st.model, Version: 1}
+		views := []storage.SQLView{
+			{Name: st.table, Model: key, Path: "$", Columns: []storage.SQLColumn{
+				{Name: "entity_id", Category: "SPECIAL", Key: "ENTITY_ID"},
+				{Name: st.column, Category: "DATA", Key: "." + st.field, DataType: "STRING"}}},
+			{Name: st.table + "_json", Model: key, Path: "json", Columns: []storage.SQLColumn{
+				{Name: "entity", Category: "SPECIAL", Key: "JSON"}}},
+		}
+		rec := &storage.SQLSchema{Tenant: tenant, ID: st.id, Name: st.schemaName, Tables: []byte(`[]`)}
+		if err := s.SaveSQLSchema(ctx, rec, views); err != nil {
+			return err
+		}
+		st.id = rec.ID
+		saved[i] = true
+		l, err := s.SQLCredentials(ctx, tenant, st.id, false)
+		if err != nil {
+			return err
+		}
+		st.login = l
+		return nil
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", tenants[i][0], err)
+		}
 	}
-	st.login = l
-	return st
+	return out
 }
 
 // connect logs in with the issued credentials, as psql or a BI tool
@@ -253,11 +281,12 @@ var catalogFiltered = []string{
 // or schema name; role and schema names carry none of them either. Its
 // own views still answer, with their column names.
 func TestSQLTenantCatalogPrivate(t *testing.T) {
+	t.Parallel() // see TestMain
 	db := openTest(t)
 	s := db.SQLSchemas(10 * time.Second)
 	ctx := context.Background()
-	a := newSecTenant(t, s, "cat-alpha-tenant", "alphaq")
-	b := newSecTenant(t, s, "cat-bravo-tenant", "bravoq")
+	ab := newSecTenants(t, s, [2]string{"cat-alpha-tenant", "alphaq"}, [2]string{"cat-bravo-tenant", "bravoq"})
+	a, b := ab[0], ab[1]
 	secrets := []string{b.tenant, b.model, b.field, b.schemaName, b.table, b.column}
 	for _, n := range []string{b.login.Role, b.login.Schema} {
 		for _, sec := range append(secrets, b.table, "bravo") {
@@ -541,6 +570,7 @@ func TestSQLRoleRightsRefused(t *testing.T) {
 // a *storage.SQLRightsError naming the migrations an operator applies as
 // a superuser; nothing is created.
 func TestSQLNonSuperuserMigrates(t *testing.T) {
+	t.Parallel() // see TestMain
 	su := openTest(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("svc_nonsu_%d", time.Now().UnixNano())

@@ -25,11 +25,12 @@ import (
 // database printed B's view names. A's role cannot log in to svc's
 // database at all.
 func TestSQLTenantOidNamesPrivate(t *testing.T) {
+	t.Parallel() // see TestMain
 	db := openTest(t)
 	s := db.SQLSchemas(10 * time.Second)
 	ctx := context.Background()
-	a := newSecTenant(t, s, "oid-alpha-tenant", "alphaw")
-	b := newSecTenant(t, s, "oid-bravo-tenant", "bravow")
+	ab := newSecTenants(t, s, [2]string{"oid-alpha-tenant", "alphaw"}, [2]string{"oid-bravo-tenant", "bravow"})
+	a, b := ab[0], ab[1]
 	secrets := []string{b.tenant, b.model, b.field, b.schemaName, b.table, b.column}
 
 	// The highest oid in use anywhere the role could look: svc's

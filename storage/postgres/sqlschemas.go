@@ -200,7 +200,13 @@ func (s *SQLSchemas) SaveSQLSchema(ctx context.Context, r *storage.SQLSchema, vi
 			_, _ = c.Exec(dctx, "DROP DATABASE IF EXISTS "+ident(database)+" WITH (FORCE)")
 		}
 		if createdRoles {
-			_, _ = c.Exec(dctx, "REVOKE ALL ON DATABASE "+ident(currentDB(dctx, c))+" FROM "+ident(fetch))
+			_ = pgx.BeginFunc(dctx, c, func(tx pgx.Tx) error {
+				if err := lockSvcDatabaseACL(dctx, tx); err != nil {
+					return err
+				}
+				_, err := tx.Exec(dctx, "REVOKE ALL ON DATABASE "+ident(currentDB(dctx, c))+" FROM "+ident(fetch))
+				return err
+			})
 			_, _ = c.Exec(dctx, "DROP ROLE IF EXISTS "+ident(fetch))
 			_, _ = c.Exec(dctx, "DROP ROLE IF EXISTS "+ident(role))
 		}
@@ -267,17 +273,21 @@ func (s *SQLSchemas) SaveSQLSchema(ctx context.Context, r *storage.SQLSchema, vi
 		return fmt.Errorf("postgres: save SQL schema: saved concurrently under another role, try again")
 	}
 	r.CreatedAt, r.UpdatedAt = unixNano(created), unixNano(now)
-	if _, err := svcTx.Exec(ctx, "REVOKE CONNECT ON DATABASE "+ident(currentDB(ctx, c))+" FROM "+ident(role)); err != nil {
-		return fmt.Errorf("postgres: save SQL schema: %w", err)
-	}
-	if err := checkNoSvcConnect(ctx, svcTx, role); err != nil {
-		return err
-	}
 	rv, err := buildRemoteViews(ctx, svcTx, remote, fetch, r.Tenant, views)
 	if err != nil {
 		return err
 	}
 	if err := buildTenantViews(ctx, dbTx, schema, role, remote, views, rv); err != nil {
+		return err
+	}
+	// Last before the commit, so the lock is held briefly.
+	if err := lockSvcDatabaseACL(ctx, svcTx); err != nil {
+		return err
+	}
+	if _, err := svcTx.Exec(ctx, "REVOKE CONNECT ON DATABASE "+ident(currentDB(ctx, c))+" FROM "+ident(role)); err != nil {
+		return fmt.Errorf("postgres: save SQL schema: %w", err)
+	}
+	if err := checkNoSvcConnect(ctx, svcTx, role); err != nil {
 		return err
 	}
 	if err := svcTx.Commit(ctx); err != nil {
@@ -308,6 +318,19 @@ func (s *SQLSchemas) exec(ctx context.Context, q string) error {
 	defer c.Release()
 	_, err = c.Exec(ctx, q)
 	return err
+}
+
+// lockSvcDatabaseACL takes, until tx ends, the advisory lock that orders
+// the transactions granting or revoking rights on svc's database. Each
+// such statement rewrites the database's one catalogue row, and
+// PostgreSQL fails the second of two overlapping transactions that do
+// with "tuple concurrently updated" (XX000) instead of waiting, so saves
+// and deletes of different tenants' schemas at once failed.
+func lockSvcDatabaseACL(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('svc.sql_schema.database_acl', 0))`); err != nil {
+		return fmt.Errorf("postgres: advisory lock: %w", err)
+	}
+	return nil
 }
 
 func currentDB(ctx context.Context, c *pgxpool.Conn) string {
@@ -347,6 +370,9 @@ func (s *SQLSchemas) ensureRoles(ctx context.Context, role, fetch, schema string
 			// The foreign server's login to svc's database: one per session
 			// of the schema role at most.
 			stmts = append(stmts, "CREATE ROLE "+ident(fetch)+" LOGIN NOINHERIT NOCREATEDB NOCREATEROLE NOREPLICATION CONNECTION LIMIT 16")
+		}
+		if err := lockSvcDatabaseACL(ctx, tx); err != nil {
+			return err
 		}
 		timeout := roleTimeout(s.StatementTimeout)
 		stmts = append(stmts,
@@ -432,6 +458,15 @@ func (s *SQLSchemas) DeleteSQLSchema(ctx context.Context, tenant, id string) err
 		if remote != nil {
 			drop = append(drop, "DROP SCHEMA IF EXISTS "+ident(*remote)+" CASCADE")
 		}
+		for _, q := range drop {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return inUse(err, unended, "dropping SQL schema views")
+			}
+		}
+		if err := lockSvcDatabaseACL(ctx, tx); err != nil {
+			return err
+		}
+		drop = nil
 		for _, r := range append([]string{role}, derefAll(fetch)...) {
 			drop = append(drop, "REVOKE ALL ON DATABASE "+ident(currentDB(ctx, c))+" FROM "+ident(r))
 		}
