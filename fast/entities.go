@@ -74,6 +74,9 @@ func entityKey(ctx *fasthttp.RequestCtx) (storage.ModelKey, error) {
 
 func uuidParam(ctx *fasthttp.RequestCtx, name string) ([16]byte, error) {
 	raw := routeParam(ctx, name)
+	if id, ok := parseCanonicalUUID(raw); ok {
+		return id, nil
+	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
 		return id, badParam(name, raw)

@@ -104,33 +104,12 @@ func entityGetPath(prefix, p []byte) bool {
 }
 
 // canonicalUUID: b is 8-4-4-4-12 hex digits (either case) and hyphens.
-// The hyphens are checked at their four places and each group's digits
-// by table, not by a switch on every byte's position: this runs before
-// every entity get.
+// The hyphens are checked at their four places and the digits eight or
+// four at a time (hexWord): this runs before every entity get.
 func canonicalUUID(b []byte) bool {
 	if len(b) != 36 || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
 		return false
 	}
-	return allHex(b[:8]) && allHex(b[9:13]) && allHex(b[14:18]) && allHex(b[19:23]) && allHex(b[24:])
-}
-
-// isHexDigit[c]: c is 0-9, a-f or A-F.
-var isHexDigit = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	return t
-}()
-
-func allHex(b []byte) bool {
-	for _, c := range b {
-		if !isHexDigit[c] {
-			return false
-		}
-	}
-	return true
+	return hexWord(word8b(b, 0)) && hexWord(word4b(b, 9)) && hexWord(word4b(b, 14)) &&
+		hexWord(word4b(b, 19)) && hexWord(word8b(b, 24)) && hexWord(word4b(b, 32))
 }
