@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	json "github.com/goccy/go-json"
 	"go.yaml.in/yaml/v3"
@@ -51,19 +52,20 @@ type frontMatter struct {
 	SeeAlso   []string `yaml:"see_also"`
 }
 
-var defaultTree *Tree
+// defaultTree loads the embedded tree once, whichever goroutine asks
+// first: servers built concurrently (parallel tests) share it.
+var defaultTree = sync.OnceValue(func() *Tree {
+	t, err := Load(content, "topics", "dev")
+	if err != nil {
+		panic(err)
+	}
+	return t
+})
 
 // Default is the embedded tree. Malformed content panics at first use, and
 // the tests load it, so it cannot ship.
 func Default() *Tree {
-	if defaultTree == nil {
-		t, err := Load(content, "topics", "dev")
-		if err != nil {
-			panic(err)
-		}
-		defaultTree = t
-	}
-	return defaultTree
+	return defaultTree()
 }
 
 // WithVersion returns the tree whose index reports version.
