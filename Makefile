@@ -6,6 +6,11 @@ COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export SVC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+# -trimpath: compiled packages are cached by content, not by the checkout's
+# directory, so a fresh clone (CI's) reuses what an earlier build of the
+# same sources compiled instead of compiling every svc package again; the
+# binaries carry module-relative file names (reproducible builds).
+export GOFLAGS += -trimpath
 
 .PHONY: run build build-boring image test test-deps bench bench-go bench-compare fuzz lint generate clean
 
@@ -39,8 +44,13 @@ image:
 # -timeout 30m per package: on a machine shared with a dozen other jobs a
 # package's tests have taken over 12 minutes (two timed out at 12m on a
 # fresh machine at load 15-22); a hang still ends well inside CI's hour.
+# -p 4 -parallel 4: four packages, and four parallel tests in each, at a
+# time on two cores. The suite waits (PostgreSQL's CREATE DATABASE, gRPC's
+# ping floor, child processes, timeouts) as much as it computes: with the
+# default two at a time, a quiet run used 1.1 of its 2 cores (5 min 15 s
+# warm) against 3 min 33 s here (docs/decisions/0042-test-parallelism.md).
 test: test-deps lint
-	$(GO) test -race -count=1 -vet=off -timeout 30m -gcflags='modernc.org/...=-d=checkptr=0' ./...
+	$(GO) test -race -count=1 -vet=off -timeout 30m -p 4 -parallel 4 -gcflags='modernc.org/...=-d=checkptr=0' ./...
 
 test-deps:
 	@bash scripts/test-deps.sh
