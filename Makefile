@@ -47,8 +47,8 @@ image:
 # -p 4 -parallel 4: four packages, and four parallel tests in each, at a
 # time on two cores. The suite waits (PostgreSQL's CREATE DATABASE, gRPC's
 # ping floor, child processes, timeouts) as much as it computes: with the
-# default two at a time, a quiet run used 1.1 of its 2 cores (5 min 15 s
-# warm) against 3 min 33 s here (docs/decisions/0042-test-parallelism.md).
+# default two at a time, a quiet warm run's test step used 1.1 of its 2
+# cores and took 315 s, against 213 s here (docs/decisions/0042-test-parallelism.md).
 test: test-deps lint
 	$(GO) test -race -count=1 -vet=off -timeout 30m -p 4 -parallel 4 -gcflags='modernc.org/...=-d=checkptr=0' ./...
 
