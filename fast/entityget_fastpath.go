@@ -2,6 +2,7 @@ package fast
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/valyala/fasthttp"
 )
@@ -110,6 +111,6 @@ func canonicalUUID(b []byte) bool {
 	if len(b) != 36 || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
 		return false
 	}
-	return hexWord(word8b(b, 0)) && hexWord(word4b(b, 9)) && hexWord(word4b(b, 14)) &&
-		hexWord(word4b(b, 19)) && hexWord(word8b(b, 24)) && hexWord(word4b(b, 32))
+	return hexWord(binary.LittleEndian.Uint64(b)) && hexWord(word4b(b, 9)) && hexWord(word4b(b, 14)) &&
+		hexWord(word4b(b, 19)) && hexWord(binary.LittleEndian.Uint64(b[24:])) && hexWord(word4b(b, 32))
 }

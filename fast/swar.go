@@ -1,5 +1,7 @@
 package fast
 
+import "encoding/binary"
+
 // Byte checks eight bytes at a time (SWAR: one 64-bit word holds eight
 // bytes, and additions that cannot carry from one byte into the next
 // compare all eight at once). They run on every entity get, on its id
@@ -19,18 +21,10 @@ func word8(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// word8b is word8 of a byte slice.
-func word8b(b []byte, i int) uint64 {
-	b = b[i : i+8]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
 // word4b is b[i:i+4] in the low half of a word whose high half is four
 // '0' bytes (hex digits, so hexWord passes them).
 func word4b(b []byte, i int) uint64 {
-	b = b[i : i+4]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | 0x30303030<<32
+	return uint64(binary.LittleEndian.Uint32(b[i:])) | 0x30303030<<32
 }
 
 // plainWord: none of x's eight bytes is NUL, '%' or 0x80 and above.
