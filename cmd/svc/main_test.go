@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"svc/storage/pgtest"
 )
 
 // realBinaryParallel is how many tests of this package run at least at
@@ -17,8 +19,9 @@ import (
 // directories and its database.
 const realBinaryParallel = 4
 
-// TestMain raises -parallel for the package (when not given) and removes
-// the binary svcBinary built once the tests are done.
+// TestMain raises -parallel for the package (when not given), drops the
+// PostgreSQL databases the tests made (pgtest.Run) and removes the binary
+// svcBinary built once the tests are done.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
@@ -28,7 +31,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	code := m.Run()
+	code := pgtest.Run(m)
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

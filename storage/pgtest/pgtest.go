@@ -1,16 +1,19 @@
 // Package pgtest gives tests their own PostgreSQL database: each test
 // package (Main) or test (New) creates a uniquely named database on the
-// server at SVC_TEST_POSTGRES_URL and drops it afterwards, so packages and
-// concurrent runs never share state.
+// server at SVC_TEST_POSTGRES_URL and drops it afterwards (under Run, when
+// the package's tests end), so packages and concurrent runs never share
+// state.
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +29,8 @@ func URL() string {
 }
 
 // Create makes a database named svc_test_<prefix>_<random> and returns its
-// URL and a function that drops it (FORCE, so open pools do not block it).
+// URL and a function that drops it (FORCE, so open pools do not block it),
+// with the database and roles the SQL schemas saved in it made.
 func Create(prefix string) (dbURL string, drop func() error, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -34,46 +38,105 @@ func Create(prefix string) (dbURL string, drop func() error, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("tests need a PostgreSQL server at SVC_TEST_POSTGRES_URL (%s): %w", URL(), err)
 	}
+	// The admin connection lives only as long as the statement: a package
+	// whose drops wait for Run's end would otherwise hold one server
+	// connection per test database.
+	defer admin.Close(context.Background())
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		admin.Close(ctx)
 		return "", nil, fmt.Errorf("naming the test database: %w", err)
 	}
 	name := "svc_test_" + prefix + "_" + hex.EncodeToString(b[:])
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
 		return "", nil, fmt.Errorf("creating test database %s: %w", name, err)
 	}
 	u, err := url.Parse(URL())
 	if err != nil {
-		admin.Close(ctx)
 		return "", nil, fmt.Errorf("parsing SVC_TEST_POSTGRES_URL: %w", err)
 	}
 	u.Path = "/" + name
-	drop = func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		defer admin.Close(ctx)
-		dbs, roles := sqlSchemaObjects(ctx, u.String())
-		for _, d := range dbs {
-			if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d}.Sanitize()+" WITH (FORCE)"); err != nil {
-				return fmt.Errorf("dropping SQL schema database %s: %w", d, err)
-			}
-		}
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("dropping test database %s: %w", name, err)
-		}
-		for _, r := range roles {
-			// Best effort: a role left owning something elsewhere stays.
-			_, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize())
-		}
-		return nil
+	return u.String(), func() error { return dropDatabase(name, u.String()) }, nil
+}
+
+// dropDatabase drops the test database name (at dbURL) after what its SQL
+// schemas made outside it: their databases, then their login roles.
+func dropDatabase(name, dbURL string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, URL())
+	if err != nil {
+		return fmt.Errorf("dropping test database %s: %w", name, err)
 	}
-	return u.String(), drop, nil
+	defer admin.Close(context.Background())
+	dbs, roles := sqlSchemaObjects(ctx, dbURL)
+	for _, d := range dbs {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("dropping SQL schema database %s: %w", d, err)
+		}
+	}
+	if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("dropping test database %s: %w", name, err)
+	}
+	for _, r := range roles {
+		// Best effort: a role left owning something elsewhere stays.
+		_, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{r}.Sanitize())
+	}
+	return nil
+}
+
+// Databases New made while Run runs the package's tests: they are dropped
+// when the tests end, not one by one as each test ends. PostgreSQL answers
+// every DROP DATABASE with an immediate checkpoint that the statement waits
+// for, and that checkpoint writes every dirty buffer on the server, the
+// other test packages' included (docs/decisions/0043-test-databases-dropped-at-package-end.md).
+var held struct {
+	sync.Mutex
+	running bool
+	drops   []func() error
+}
+
+// Run runs the package's tests (a TestMain body without os.Exit), then drops
+// the databases New made during them, and returns the tests' exit code, or
+// 1 when a database could not be dropped.
+func Run(m *testing.M) int {
+	held.Lock()
+	held.running = true
+	held.Unlock()
+	code := m.Run()
+	held.Lock()
+	drops := held.drops
+	held.running, held.drops = false, nil
+	held.Unlock()
+	if err := dropAll(drops); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// dropAll runs drops a few at a time, so that their checkpoints overlap
+// without taking many of the server's connections.
+func dropAll(drops []func() error) error {
+	sem := make(chan struct{}, 4)
+	errs := make([]error, len(drops))
+	var wg sync.WaitGroup
+	for i, drop := range drops {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = drop()
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Main is a TestMain body: it creates the package's database, stores its
-// URL in *dst, runs the tests, drops the database and exits.
+// URL in *dst, runs the tests (Run), drops the database and exits.
 func Main(m *testing.M, prefix string, dst *string) {
 	dbURL, drop, err := Create(prefix)
 	if err != nil {
@@ -81,19 +144,26 @@ func Main(m *testing.M, prefix string, dst *string) {
 		os.Exit(1)
 	}
 	*dst = dbURL
-	code := m.Run()
+	code := Run(m)
 	if err := drop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	os.Exit(code)
 }
 
-// New creates a database for one test and drops it when the test ends.
+// New creates a database for one test. Under Run it is dropped when the
+// package's tests end; otherwise when the test ends.
 func New(t testing.TB, prefix string) string {
 	t.Helper()
 	dbURL, drop, err := Create(prefix)
 	if err != nil {
 		t.Fatal(err)
+	}
+	held.Lock()
+	defer held.Unlock()
+	if held.running {
+		held.drops = append(held.drops, drop)
+		return dbURL
 	}
 	t.Cleanup(func() {
 		if err := drop(); err != nil {
