@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +30,9 @@ func URL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// Create makes a database named svc_test_<prefix>_<random> and returns its
+// Create makes a database named svc_test_<prefix>_<unix seconds>_<random>
+// (the time lets sweepStale tell a crashed run's databases from a running
+// one's) and returns its
 // URL and a function that drops it (FORCE, so open pools do not block it),
 // with the database and roles the SQL schemas saved in it made.
 func Create(prefix string) (dbURL string, drop func() error, err error) {
@@ -46,7 +50,7 @@ func Create(prefix string) (dbURL string, drop func() error, err error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", nil, fmt.Errorf("naming the test database: %w", err)
 	}
-	name := "svc_test_" + prefix + "_" + hex.EncodeToString(b[:])
+	name := "svc_test_" + prefix + "_" + strconv.FormatInt(time.Now().Unix(), 10) + "_" + hex.EncodeToString(b[:])
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", nil, fmt.Errorf("creating test database %s: %w", name, err)
 	}
@@ -74,7 +78,7 @@ func dropDatabase(name, dbURL string) error {
 			return fmt.Errorf("dropping SQL schema database %s: %w", d, err)
 		}
 	}
-	if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+	if _, err := admin.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("dropping test database %s: %w", name, err)
 	}
 	for _, r := range roles {
@@ -99,6 +103,9 @@ var held struct {
 // the databases New made during them, and returns the tests' exit code, or
 // 1 when a database could not be dropped.
 func Run(m *testing.M) int {
+	if err := sweepStale(staleAfter); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest: sweeping stale test databases:", err)
+	}
 	held.Lock()
 	held.running = true
 	held.Unlock()
@@ -133,6 +140,63 @@ func dropAll(drops []func() error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// staleAfter is the age past which a test database can only be left over
+// from a run that ended without dropping it: a test binary that panicked or
+// passed go test's timeout (30 minutes in make test) skips Run's drops.
+const staleAfter = 3 * time.Hour
+
+// sweepStale drops the test databases (and what their SQL schemas made)
+// created more than age ago, by the time in their names. Names without one
+// are left alone: they are not this package's to judge.
+func sweepStale(age time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, URL())
+	if err != nil {
+		return err
+	}
+	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'svc\_test\_%'`)
+	if err != nil {
+		admin.Close(context.Background())
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	admin.Close(context.Background())
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(URL())
+	if err != nil {
+		return err
+	}
+	var drops []func() error
+	for _, n := range names {
+		if created, ok := createdAt(n); ok && time.Since(created) > age {
+			u.Path = "/" + n
+			dbURL := u.String()
+			drops = append(drops, func() error { return dropDatabase(n, dbURL) })
+		}
+	}
+	return dropAll(drops)
+}
+
+// createdAt reads the creation time from a test database's name
+// (svc_test_<prefix>_<unix seconds>_<12 hex digits>).
+func createdAt(name string) (time.Time, bool) {
+	parts := strings.Split(name, "_")
+	if len(parts) < 5 || len(parts[len(parts)-1]) != 12 {
+		return time.Time{}, false
+	}
+	if _, err := hex.DecodeString(parts[len(parts)-1]); err != nil {
+		return time.Time{}, false
+	}
+	sec, err := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	if err != nil || sec < 1e9 {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
 }
 
 // Main is a TestMain body: it creates the package's database, stores its

@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -80,6 +81,67 @@ func TestNewUnderRunDropsAtTheEnd(t *testing.T) {
 	for _, u := range urls {
 		if exists(t, u) {
 			t.Fatal("dropAll left a database")
+		}
+	}
+}
+
+func TestCreatedAt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sec  int64
+		ok   bool
+	}{
+		{"svc_test_fastentity_1795000000_0123456789ab", 1795000000, true},
+		{"svc_test_cmd_sqltimeout_def_1795000000_0123456789ab", 1795000000, true},
+		{"svc_test_fastentity_0123456789ab", 0, false},                // before names carried a time
+		{"svc_test_x_1795000000_0123456789zz", 0, false},              // not hex
+		{"svc_test_x_12345_0123456789ab", 0, false},                   // not a plausible time
+		{"svc_test_x_1795000000_0123456789abcd", 0, false},            // 14 digits
+		{"svc_test__1795000000_0123456789ab", 1795000000, true},       // empty prefix
+		{"svc_sqld_1795000000_0123456789ab", 0, false},                // too few parts
+		{"svc_test_x_17950000000000000000000_0123456789ab", 0, false}, // overflows
+	} {
+		got, ok := createdAt(c.name)
+		if ok != c.ok || (ok && got.Unix() != c.sec) {
+			t.Errorf("createdAt(%q) = %v, %v; want %d, %v", c.name, got.Unix(), ok, c.sec, c.ok)
+		}
+	}
+}
+
+// A database whose name says it is older than the limit is dropped; a
+// recent one and one whose name carries no time are left.
+func TestSweepStaleDropsOnlyOldDatabases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) }) // after the drops below
+	now := time.Now().Unix()
+	names := map[string]bool{ // name: should survive
+		fmt.Sprintf("svc_test_sweep_%d_%s", now-4*3600, "0000000000a1"): false,
+		fmt.Sprintf("svc_test_sweep_%d_%s", now, "0000000000a2"):        true,
+		"svc_test_sweep_0000000000a3":                                   true,
+	}
+	for n := range names {
+		if _, err := admin.Exec(ctx, "CREATE DATABASE "+n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+n+" WITH (FORCE)")
+		})
+	}
+	if err := sweepStale(staleAfter); err != nil {
+		t.Fatal(err)
+	}
+	for n, survive := range names {
+		var k int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, n).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		if (k == 1) != survive {
+			t.Errorf("%s: present %v, want %v", n, k == 1, survive)
 		}
 	}
 }
