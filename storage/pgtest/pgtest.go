@@ -32,9 +32,9 @@ func URL() string {
 
 // Create makes a database named svc_test_<prefix>_<unix seconds>_<random>
 // (the time lets sweepStale tell a crashed run's databases from a running
-// one's) and returns its
-// URL and a function that drops it (FORCE, so open pools do not block it),
-// with the database and roles the SQL schemas saved in it made.
+// one's) and returns its URL and a function that drops it (FORCE, so open
+// pools do not block it), with the database and roles the SQL schemas saved
+// in it made.
 func Create(prefix string) (dbURL string, drop func() error, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -54,12 +54,21 @@ func Create(prefix string) (dbURL string, drop func() error, err error) {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", nil, fmt.Errorf("creating test database %s: %w", name, err)
 	}
+	dbURL, err = urlOf(name)
+	if err != nil {
+		return "", nil, err
+	}
+	return dbURL, func() error { return dropDatabase(name, dbURL) }, nil
+}
+
+// urlOf is the URL of the database name on the test server.
+func urlOf(name string) (string, error) {
 	u, err := url.Parse(URL())
 	if err != nil {
-		return "", nil, fmt.Errorf("parsing SVC_TEST_POSTGRES_URL: %w", err)
+		return "", fmt.Errorf("parsing SVC_TEST_POSTGRES_URL: %w", err)
 	}
 	u.Path = "/" + name
-	return u.String(), func() error { return dropDatabase(name, u.String()) }, nil
+	return u.String(), nil
 }
 
 // dropDatabase drops the test database name (at dbURL) after what its SQL
@@ -157,25 +166,22 @@ func sweepStale(age time.Duration) error {
 	if err != nil {
 		return err
 	}
+	defer admin.Close(context.Background())
 	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'svc\_test\_%'`)
 	if err != nil {
-		admin.Close(context.Background())
 		return err
 	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	admin.Close(context.Background())
-	if err != nil {
-		return err
-	}
-	u, err := url.Parse(URL())
 	if err != nil {
 		return err
 	}
 	var drops []func() error
 	for _, n := range names {
 		if created, ok := createdAt(n); ok && time.Since(created) > age {
-			u.Path = "/" + n
-			dbURL := u.String()
+			dbURL, err := urlOf(n)
+			if err != nil {
+				return err
+			}
 			drops = append(drops, func() error { return dropDatabase(n, dbURL) })
 		}
 	}
